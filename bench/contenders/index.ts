@@ -1,0 +1,20 @@
+import { leasehold } from './leasehold.ts';
+import { redisSemaphore } from './redis-semaphore.ts';
+import { redlock } from './redlock.ts';
+import { redlockUniversal } from './redlock-universal.ts';
+import type { Contender } from './types.ts';
+
+/** Every contender, in report order. */
+export const contenders: readonly Contender[] = [
+  leasehold('node-redis'),
+  leasehold('ioredis'),
+  redlock,
+  redisSemaphore,
+  redlockUniversal,
+];
+
+export function contender(id: string): Contender {
+  const found = contenders.find((c) => c.id === id);
+  if (found === undefined) throw new Error(`unknown contender ${id}`);
+  return found;
+}

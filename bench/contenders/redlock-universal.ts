@@ -1,0 +1,69 @@
+import {
+  createLock,
+  DEFAULTS,
+  IoredisAdapter,
+  LockAcquisitionError,
+  type SimpleLock,
+} from 'redlock-universal';
+import type { Contender, ContenderClient, ContenderInfo } from './types.ts';
+import { ioredisClient, packageVersion, retryUntil, usingHandle } from './util.ts';
+
+const engines = '>=22.0.0';
+
+/** redlock-universal's SimpleLock on ioredis through `using()` (auto-extension, AbortSignal on failure). */
+export const redlockUniversal: Contender = {
+  id: 'redlock-universal',
+  keyOf: (name) => name,
+  async info(): Promise<ContenderInfo> {
+    const major = Number(process.versions.node.split('.')[0]);
+    return {
+      id: 'redlock-universal',
+      label: 'redlock-universal',
+      library: 'redlock-universal',
+      version: packageVersion('redlock-universal'),
+      client: 'ioredis',
+      clientVersion: packageVersion('ioredis'),
+      api: 'createLock({ adapter: new IoredisAdapter(client), key: name, ttl }) once per name; lock.using(routine)',
+      lossSignal: 'the AbortSignal using() passes to the routine (aborts when auto-extension fails)',
+      waiting:
+        'acquire tries SET NX retryAttempts + 1 times, retryDelay ms apart; on LockAcquisitionError called again',
+      settings: {
+        retryAttempts: DEFAULTS.RETRY_ATTEMPTS,
+        retryDelay: DEFAULTS.RETRY_DELAY,
+        performance: 'standard',
+        circuitBreaker: true,
+        autoExtensionThresholdRatio: DEFAULTS.AUTO_EXTENSION_THRESHOLD_RATIO,
+        minExtensionInterval: DEFAULTS.MIN_EXTENSION_INTERVAL,
+        defaultTtl: DEFAULTS.TTL,
+        engines: `node ${engines} declared; runs here on Node ${process.versions.node}${major < 22 ? ' (below the declared range)' : ''}`,
+      },
+    };
+  },
+  async connect(url: string): Promise<ContenderClient> {
+    const client = await ioredisClient(url);
+    const adapter = new IoredisAdapter(client);
+    // README: create the lock once per resource and call using() on it; keyed by ttl too.
+    const locks = new Map<string, SimpleLock>();
+    const lockFor = (name: string, ttl: number): SimpleLock => {
+      const id = `${ttl}\u0000${name}`;
+      let lock = locks.get(id);
+      if (lock === undefined) {
+        lock = createLock({ adapter, key: name, ttl }) as SimpleLock;
+        locks.set(id, lock);
+      }
+      return lock;
+    };
+    return {
+      acquire: (name, { ttl, signal }) =>
+        retryUntil(
+          () => usingHandle((routine) => lockFor(name, ttl).using(routine)),
+          (error) => error instanceof LockAcquisitionError,
+          signal,
+        ),
+      async close() {
+        locks.clear();
+        await client.quit();
+      },
+    };
+  },
+};

@@ -1,0 +1,94 @@
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { Redis } from 'ioredis';
+
+const require = createRequire(import.meta.url);
+
+/** Version of an installed package, read from its package.json (walks up from its entry point). */
+export function packageVersion(name: string): string {
+  let dir: string;
+  try {
+    dir = dirname(require.resolve(name));
+  } catch {
+    return 'unknown';
+  }
+  for (let i = 0; i < 6; i++) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === name && pkg.version !== undefined) return pkg.version;
+    } catch {
+      // not at the package root yet
+    }
+    dir = dirname(dir);
+  }
+  return 'unknown';
+}
+
+/** Version in this repository's package.json. */
+export function ownVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version?: string;
+  };
+  return pkg.version ?? 'unknown';
+}
+
+/** An ioredis connection with its defaults, resolved once it is ready (so setup is not measured). */
+export async function ioredisClient(url: string): Promise<Redis> {
+  const client = new Redis(url);
+  if (client.status !== 'ready') await once(client, 'ready');
+  return client;
+}
+
+/**
+ * Calls `attempt` until it yields, retrying only on the errors `retryable` accepts: how a caller
+ * waits with a library whose acquire gives up after its own retry budget.
+ */
+export async function retryUntil<T>(
+  attempt: () => Promise<T>,
+  retryable: (error: unknown) => boolean,
+  signal: AbortSignal | undefined,
+): Promise<T> {
+  for (;;) {
+    signal?.throwIfAborted();
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!retryable(error)) throw error;
+    }
+  }
+}
+
+/**
+ * Turns a callback-style `using(routine)` into a handle: resolves once the routine runs (the lock is
+ * held) with the routine's signal; `release()` ends the routine and waits for the library's release.
+ */
+export function usingHandle(
+  using: (routine: (signal: AbortSignal) => Promise<void>) => Promise<void>,
+): Promise<{ signal: AbortSignal; release(): Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    let finish: () => void = () => {};
+    const done = new Promise<void>((r) => {
+      finish = r;
+    });
+    let entered = false;
+    const whole = using(async (signal) => {
+      entered = true;
+      resolve({
+        signal,
+        release: async () => {
+          finish();
+          await whole;
+        },
+      });
+      await done;
+    });
+    whole.catch((error: unknown) => {
+      if (!entered) reject(error);
+    });
+  });
+}

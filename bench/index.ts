@@ -1,0 +1,184 @@
+// The benchmark suite: `npm run bench` (about 5-10 minutes), `npm run bench -- --quick` (about one).
+// Options: --quick, --only=floor,handoff,..., --contenders=redlock,..., --out=file.json,
+// --docs / --no-docs (write docs/benchmarks.md and its charts; default: full runs of everything),
+// --report=results.json (rewrite the docs from saved results without measuring).
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Config, full, quick } from './config.ts';
+import { contenders as allContenders } from './contenders/index.ts';
+import { compileLeasehold } from './lib/build.ts';
+import { machine } from './lib/machine.ts';
+import { headline } from './report/headline.ts';
+import { markdown } from './report/markdown.ts';
+import { writeReadmeHeadline } from './report/readme.ts';
+import type { Results, ScenarioId, Scenarios } from './results.ts';
+import type { Context } from './scenarios/context.ts';
+import { crash } from './scenarios/crash.ts';
+import { floor } from './scenarios/floor.ts';
+import { handoff } from './scenarios/handoff.ts';
+import { idle } from './scenarios/idle.ts';
+import { loss } from './scenarios/loss.ts';
+import { scale } from './scenarios/scale.ts';
+import { uncontended } from './scenarios/uncontended.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const path = (relative: string) => `${root}${relative}`;
+
+const scenarios: { id: ScenarioId; title: string; run: (ctx: Context) => Promise<Scenarios[ScenarioId]> }[] =
+  [
+    { id: 'floor', title: '7. the floor: PING, redis-benchmark, client EVALSHA', run: floor },
+    { id: 'uncontended', title: '1. uncontended acquire + release', run: uncontended },
+    { id: 'handoff', title: '2. handoff between processes', run: handoff },
+    { id: 'loss', title: '3. loss detection', run: loss },
+    { id: 'crash', title: '4. crash recovery', run: crash },
+    { id: 'idle', title: '5. idle load', run: idle },
+    { id: 'scale', title: '6. scale', run: scale },
+  ];
+
+const usage = `Usage: npm run bench -- [options]   (or: node --import tsx bench/index.ts [options])
+
+Side-by-side benchmarks of leasehold and the peer libraries, each scenario on its own redis-server.
+A full run takes 5-10 minutes and writes bench/results/latest.json, docs/benchmarks.md and
+docs/benchmarks/*.svg; any other run writes bench/results/last.tmp.json only.
+
+  --quick                 the same scenarios with smaller samples (about a minute)
+  --only=a,b              scenarios: ${scenarios.map((s) => s.id).join(', ')}
+  --contenders=a,b        contenders: ${allContenders.map((c) => c.id).join(', ')}
+  --out=file.json         where to write the results
+  --docs | --no-docs      write (or not) docs/benchmarks.md and the charts
+  --report=results.json   only rewrite the docs from saved results
+  -h, --help              this text
+`;
+
+const known = ['quick', 'docs', 'no-docs', 'help'];
+const valued = ['only', 'contenders', 'out', 'report'];
+
+/** Rejects anything it does not know, so that a typo never starts a ten-minute run. */
+function checkArgs(argv: string[]): void {
+  for (const arg of argv) {
+    if (arg === '-h') continue;
+    const match = /^--([a-z-]+)(=.*)?$/.exec(arg);
+    const name = match?.[1] ?? '';
+    const ok = match !== null && (match[2] === undefined ? known.includes(name) : valued.includes(name));
+    if (!ok) {
+      process.stderr.write(`bench: unknown option ${arg}
+
+${usage}`);
+      process.exit(2);
+    }
+  }
+}
+
+function option(name: string): string | undefined {
+  const prefix = `--${name}=`;
+  return process.argv.find((a) => a.startsWith(prefix))?.slice(prefix.length);
+}
+const flag = (name: string) => process.argv.includes(`--${name}`);
+
+async function writeDocs(results: Results): Promise<void> {
+  // vega is large: loaded only when charts are drawn, so that --help stays quick.
+  const { renderCharts } = await import('./report/charts.ts');
+  const charts = await renderCharts(results, path('docs/benchmarks'));
+  await writeFile(path('docs/benchmarks.md'), markdown(results, charts));
+  console.log(`wrote docs/benchmarks.md and ${charts.length} charts in docs/benchmarks/`);
+}
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(usage);
+    return;
+  }
+  checkArgs(argv);
+  const saved = option('report');
+  if (saved !== undefined) {
+    const results = JSON.parse(await readFile(saved, 'utf8')) as Results;
+    await writeDocs(results);
+    await writeReadmeHeadline(results);
+    console.log(`\n${headline(results)}`);
+    return;
+  }
+  const config: Config = flag('quick') ? quick : full;
+  const only = option('only')?.split(',');
+  const wanted = option('contenders')?.split(',');
+  for (const id of only ?? []) {
+    if (!scenarios.some((s) => s.id === id)) throw new Error(`unknown scenario ${id}`);
+  }
+  const chosen = allContenders.filter((c) => wanted === undefined || wanted.includes(c.id));
+  if (chosen.some((c) => c.id.startsWith('leasehold')) && process.env['BENCH_LEASEHOLD'] === undefined) {
+    const compiled = await compileLeasehold();
+    if (compiled.entry !== undefined) process.env['BENCH_LEASEHOLD'] = compiled.entry;
+    process.env['BENCH_LEASEHOLD_NOTE'] = compiled.note;
+    console.log(`leasehold: ${compiled.note}`);
+  }
+  const infos = await Promise.all(chosen.map((c) => c.info()));
+  const runnable = chosen.filter((_, i) => infos[i]?.unavailable === undefined);
+  for (const info of infos) {
+    if (info.unavailable !== undefined) console.log(`skipping ${info.label}: ${info.unavailable}`);
+  }
+  const started = performance.now();
+  const results: Results = {
+    schema: 1,
+    mode: config.mode,
+    command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+    machine: machine(),
+    loadAverageAtEnd: [],
+    durationSeconds: 0,
+    contenders: infos,
+    scenarios: {},
+    timings: {},
+    errors: {},
+    failures: {},
+  };
+  console.log(
+    `leasehold benchmarks (${config.mode}): ${runnable.map((c) => c.id).join(', ')}; ` +
+      `${results.machine.cpus} × ${results.machine.cpuModel}, ${results.machine.redisServer.split(' ').slice(0, 3).join(' ')}, ` +
+      `load ${results.machine.loadAverage.join(' ')}`,
+  );
+  const ctx: Context = {
+    config,
+    contenders: runnable,
+    log: (line) => console.log(line),
+    failures: results.failures,
+  };
+  for (const scenario of scenarios) {
+    if (only !== undefined && !only.includes(scenario.id)) continue;
+    console.log(`\n${scenario.title}`);
+    const t0 = performance.now();
+    try {
+      (results.scenarios as Record<string, unknown>)[scenario.id] = await scenario.run(ctx);
+    } catch (error) {
+      results.errors[scenario.id] = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      console.log(`  FAILED: ${results.errors[scenario.id]}`);
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    results.timings[scenario.id] = { seconds, loadAverage: loadavg().map((x) => Math.round(x * 100) / 100) };
+    console.log(`  (${seconds.toFixed(1)} s)`);
+  }
+  results.durationSeconds = (performance.now() - started) / 1000;
+  results.loadAverageAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
+
+  const complete = only === undefined && wanted === undefined;
+  const out =
+    option('out') ??
+    path(config.mode === 'full' && complete ? 'bench/results/latest.json' : 'bench/results/last.tmp.json');
+  await mkdir(dirname(out), { recursive: true });
+  await writeFile(out, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`\nwrote ${out} (${(results.durationSeconds / 60).toFixed(1)} min)`);
+  const docs = flag('docs') || (!flag('no-docs') && config.mode === 'full' && complete);
+  if (docs) {
+    await writeDocs(results);
+    await writeReadmeHeadline(results);
+  }
+  console.log(`\n${headline(results)}\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,40 @@
+import type { ContenderInfo } from './contenders/types.ts';
+import type { Machine } from './lib/machine.ts';
+import type { CrashResult } from './scenarios/crash.ts';
+import type { FloorResult } from './scenarios/floor.ts';
+import type { HandoffResult } from './scenarios/handoff.ts';
+import type { IdleResult } from './scenarios/idle.ts';
+import type { LossResult } from './scenarios/loss.ts';
+import type { ScaleResult } from './scenarios/scale.ts';
+import type { UncontendedResult } from './scenarios/uncontended.ts';
+
+export interface Scenarios {
+  floor?: FloorResult;
+  uncontended?: UncontendedResult;
+  handoff?: HandoffResult;
+  loss?: LossResult;
+  crash?: CrashResult;
+  idle?: IdleResult;
+  scale?: ScaleResult;
+}
+
+export type ScenarioId = keyof Scenarios;
+
+/** Everything one run measured: bench/results/latest.json. */
+export interface Results {
+  schema: 1;
+  mode: 'full' | 'quick';
+  command: string;
+  machine: Machine;
+  /** Load average when the run ended (the machine info carries the one at the start). */
+  loadAverageAtEnd: number[];
+  durationSeconds: number;
+  contenders: ContenderInfo[];
+  scenarios: Scenarios;
+  /** Wall time and load average per scenario. */
+  timings: Partial<Record<ScenarioId, { seconds: number; loadAverage: number[] }>>;
+  /** A scenario that threw: its error, so the report can say so instead of showing nothing. */
+  errors: Partial<Record<ScenarioId, string>>;
+  /** scenario -> contender -> error: one contender failed, the scenario went on without it. */
+  failures: Record<string, Record<string, string>>;
+}

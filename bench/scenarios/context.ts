@@ -1,0 +1,66 @@
+import type { Config } from '../config.ts';
+import type { Contender } from '../contenders/types.ts';
+
+export interface Context {
+  config: Config;
+  /** The contenders that can run here, in report order. */
+  contenders: readonly Contender[];
+  log(line: string): void;
+  /** scenario -> contender -> first error: what went wrong for one contender without stopping the others. */
+  failures: Record<string, Record<string, string>>;
+}
+
+/**
+ * Runs one contender's part of a scenario; an error is logged and recorded (the report lists it)
+ * instead of ending the scenario for everyone. Resolves undefined when `task` threw.
+ */
+export async function guard<T>(
+  ctx: Context,
+  scenario: string,
+  contender: string,
+  task: () => Promise<T>,
+): Promise<T | undefined> {
+  try {
+    return await task();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    ctx.failures[scenario] ??= {};
+    ctx.failures[scenario][contender] ??= message;
+    ctx.log(`  ${scenario} ${contender}: FAILED: ${message.split('\n')[0]}`);
+    return undefined;
+  }
+}
+
+/** Contenders for one round, rotated so that no contender always runs first (or right after another). */
+export function order(ctx: Context, round: number): Contender[] {
+  const list = [...ctx.contenders];
+  const shift = round % Math.max(1, list.length);
+  return [...list.slice(shift), ...list.slice(0, shift)];
+}
+
+/** Lock names unique to one run, so that rounds and contenders never see each other's keys. */
+export function lockName(...parts: (string | number)[]): string {
+  return ['bench', process.pid, ...parts].join(':');
+}
+
+/** Runs `task` for every element with at most `limit` in flight. */
+export async function inPool<T>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T, index: number) => Promise<void>,
+) {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const index = next++;
+      await task(items[index]!, index);
+    }
+  });
+  await Promise.all(lanes);
+}
+
+/** Formats ms for progress lines. */
+export function ms(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  return value < 10 ? `${value.toFixed(3)} ms` : `${value.toFixed(0)} ms`;
+}

@@ -1,0 +1,147 @@
+import type { Contender, ContenderClient, Held } from '../contenders/types.ts';
+import { Bench } from '../lib/redis.ts';
+import { type Summary, summarize } from '../lib/stats.ts';
+import { type Context, guard, lockName, ms, order } from './context.ts';
+
+export type LossKind = 'del' | 'takeover';
+
+export interface LossStats extends Summary {
+  /** Samples where the holder had not heard within `cap` ms. */
+  never: number;
+  /** Signals that fired before the event (should be 0). */
+  early: number;
+  /** How the takeover was made for this contender. */
+  method: string;
+}
+
+export interface LossResult {
+  redisVersion: string;
+  settings: Record<string, number>;
+  /** Contenders of a round ran at the same time (quick runs). */
+  concurrent: boolean;
+  contenders: Record<string, Record<LossKind, LossStats & { samples: (number | null)[] }>>;
+}
+
+interface Sample {
+  kind: LossKind;
+  delay: number | undefined;
+  early: boolean;
+}
+
+const sleepUntil = (t: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.max(0, t - performance.now())));
+
+/**
+ * Scenario 3: how long a holder takes to learn that its lock is gone, after an external DEL of
+ * the key and after a takeover (leasehold: forceAcquire from another connection; peers, which
+ * have no takeover call: a SET of the key to another owner's value). Samples run side by side on
+ * distinct names, with the events spread over the ttl so that they never coincide.
+ */
+export async function loss(ctx: Context): Promise<LossResult> {
+  const cfg = ctx.config.loss;
+  const bench = await Bench.start();
+  const pools: { holder: ContenderClient; taker: ContenderClient }[] = [];
+  const perContender = new Map<string, Sample[]>(ctx.contenders.map((c) => [c.id, []]));
+  try {
+    const clients = new Map<string, { holder: ContenderClient; taker: ContenderClient }>();
+    for (const c of ctx.contenders) {
+      await guard(ctx, 'loss', c.id, async () => {
+        const holder = await c.connect(bench.url);
+        pools.push({ holder, taker: holder });
+        const pair = { holder, taker: await c.connect(bench.url) };
+        pools[pools.length - 1] = pair;
+        clients.set(c.id, pair);
+      });
+    }
+    for (let round = 0; round < cfg.rounds; round++) {
+      const runOne = (c: Contender) =>
+        guard(ctx, 'loss', c.id, async () => {
+          const pair = clients.get(c.id);
+          if (pair === undefined) return;
+          const { holder, taker } = pair;
+          const kinds: LossKind[] = [];
+          for (let i = 0; i < cfg.samples; i++) kinds.push('del', 'takeover');
+          const results = await Promise.all(
+            kinds.map(async (kind, i): Promise<Sample> => {
+              const name = lockName('loss', c.id, round, kind, i);
+              const lease: Held = await holder.acquire(name, { ttl: cfg.ttl });
+              const acquiredAt = performance.now();
+              let lostAt: number | undefined;
+              const lost = new Promise<void>((resolve) => {
+                const mark = () => {
+                  lostAt = performance.now();
+                  resolve();
+                };
+                if (lease.signal.aborted) mark();
+                else lease.signal.addEventListener('abort', mark, { once: true });
+              });
+              const [key] = await bench.lockKeys(c, name);
+              // Spread the events over 10..90 % of the ttl, one slot per sample.
+              const slot = (i + Math.random()) / kinds.length;
+              await sleepUntil(acquiredAt + cfg.ttl * (0.1 + 0.8 * slot));
+              const eventAt = performance.now();
+              let taken: Held | undefined;
+              if (kind === 'del') await bench.admin.del(key ?? name);
+              else if (taker.forceAcquire !== undefined) taken = await taker.forceAcquire(name, cfg.ttl);
+              else await bench.admin.set(key ?? name, `bench-takeover-${i}`, 'PX', cfg.ttl);
+              let capTimer: NodeJS.Timeout | undefined;
+              await Promise.race([
+                lost,
+                new Promise((resolve) => {
+                  capTimer = setTimeout(resolve, cfg.cap);
+                }),
+              ]);
+              clearTimeout(capTimer);
+              // A lost lock's release can take the library seconds of retries: not awaited.
+              lease.release().catch(() => {});
+              taken?.release().catch(() => {});
+              const early = lostAt !== undefined && lostAt < eventAt;
+              return { kind, delay: lostAt === undefined || early ? undefined : lostAt - eventAt, early };
+            }),
+          );
+          perContender.get(c.id)!.push(...results);
+          const show = (kind: LossKind) => {
+            const delays = results
+              .filter((r) => r.kind === kind && r.delay !== undefined)
+              .map((r) => r.delay!);
+            const never = results.filter((r) => r.kind === kind && r.delay === undefined).length;
+            return `${kind} p50 ${ms(summarize(delays).p50)}${never > 0 ? ` (${never} never)` : ''}`;
+          };
+          ctx.log(`  loss ${c.id} round ${round + 1}: ${show('del')}, ${show('takeover')}`);
+        });
+      if (cfg.concurrent) await Promise.all(order(ctx, round).map(runOne));
+      else for (const c of order(ctx, round)) await runOne(c);
+    }
+    const contenders: LossResult['contenders'] = {};
+    for (const c of ctx.contenders) {
+      const samples = perContender.get(c.id)!;
+      const clientPair = clients.get(c.id);
+      if (clientPair === undefined || samples.length === 0) continue;
+      const stats = (kind: LossKind) => {
+        const mine = samples.filter((s) => s.kind === kind);
+        const delays = mine.filter((s) => s.delay !== undefined).map((s) => s.delay!);
+        return {
+          ...summarize(delays),
+          never: mine.filter((s) => s.delay === undefined && !s.early).length,
+          early: mine.filter((s) => s.early).length,
+          method:
+            kind === 'del'
+              ? 'DEL of the lock key from another connection'
+              : clientPair.taker.forceAcquire !== undefined
+                ? 'forceAcquire() from another connection'
+                : 'SET of the lock key to another value (PX ttl) from another connection',
+          samples: mine.map((s) => (s.delay === undefined ? null : s.delay)),
+        };
+      };
+      contenders[c.id] = { del: stats('del'), takeover: stats('takeover') };
+    }
+    const { concurrent, ...numbers } = cfg;
+    return { redisVersion: await bench.version(), settings: numbers, concurrent, contenders };
+  } finally {
+    for (const pair of pools) {
+      await pair.holder.close().catch(() => {});
+      if (pair.taker !== pair.holder) await pair.taker.close().catch(() => {});
+    }
+    await bench.stop();
+  }
+}

@@ -1,0 +1,169 @@
+import { readFileSync } from 'node:fs';
+import { keyFor } from '../context.ts';
+import { IoredisDriver } from '../driver/ioredis.ts';
+import { NodeRedisDriver } from '../driver/node-redis.ts';
+import type { Driver } from '../driver/types.ts';
+
+/**
+ * Exit codes of the `leasehold` command (docs/cli.md lists them). Codes from sysexits.h where one
+ * fits; `run` otherwise exits with its command's own code, or 128 + N when a signal N ended it.
+ */
+export const EXIT = {
+  ok: 0,
+  /** Bad arguments or options. */
+  usage: 64,
+  /** Could not connect to Redis, or Redis stopped answering. */
+  unavailable: 69,
+  /** A bug or an unexpected failure inside leasehold. */
+  software: 70,
+  /** `run`: the lock was not acquired (busy with --no-wait, or --timeout ran out). */
+  notAcquired: 75,
+  /** `run`: the lock was lost while the command ran; the command was terminated. */
+  lost: 76,
+  /** `run`: the command exists but could not be executed. */
+  cannotExecute: 126,
+  /** `run`: the command was not found. */
+  notFound: 127,
+} as const;
+
+/** A failure with the exit code it maps to; main() prints the message and exits with the code. */
+export class CliError extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode: number = EXIT.usage) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+/** Options every command that talks to Redis accepts (for node:util parseArgs). */
+export const connectionOptions = {
+  redis: { type: 'string' },
+  prefix: { type: 'string' },
+  driver: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export const connectionHelp = `Connection options:
+  --redis <url>       Redis URL (default: $REDIS_URL, else redis://127.0.0.1:6379)
+  --prefix <prefix>   key namespace (default: leasehold)
+  --driver <name>     node-redis (default) or ioredis
+  --json              machine-readable output (JSON)
+  -h, --help          show this help`;
+
+export interface Connection {
+  url: string;
+  prefix: string;
+  driver: 'node-redis' | 'ioredis';
+}
+
+export function connection(values: { redis?: string; prefix?: string; driver?: string }): Connection {
+  const url = values.redis ?? process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+  if (!/^rediss?:\/\//.test(url)) throw new CliError(`--redis must be a redis:// or rediss:// URL: ${url}`);
+  const driver = values.driver ?? 'node-redis';
+  if (driver !== 'node-redis' && driver !== 'ioredis') {
+    throw new CliError(`--driver must be node-redis or ioredis, not ${driver}`);
+  }
+  const prefix = values.prefix ?? 'leasehold';
+  if (prefix === '' || /[{}]/.test(prefix)) throw new CliError(`--prefix must be non-empty, without braces`);
+  return { url, prefix, driver };
+}
+
+/** Parses a non-negative number of milliseconds, with an optional `ms`, `s` or `m` suffix. */
+export function duration(value: string | undefined, option: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (value === 'Infinity' || value === 'inf') return Number.POSITIVE_INFINITY;
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(value);
+  if (match === null)
+    throw new CliError(`--${option} must be a duration like 500, 500ms, 10s or 2m; got ${value}`);
+  const scale = match[2] === 's' ? 1_000 : match[2] === 'm' ? 60_000 : 1;
+  return Number(match[1]) * scale;
+}
+
+export function lockName(positionals: readonly string[], command: string): string {
+  const name = positionals[0];
+  if (name === undefined || name === '') throw new CliError(`${command}: missing the lock name (see --help)`);
+  return name;
+}
+
+export function keysOf(conn: Connection, name: string): { key: string; fence: string } {
+  return { key: keyFor(conn.prefix, name), fence: keyFor(conn.prefix, name, 'fence') };
+}
+
+/** Opens a bare driver (no Leasehold instance) for inspection commands. */
+export async function openDriver(conn: Connection, tracking: boolean, timeout = 5_000): Promise<Driver> {
+  const options = { url: conn.url, tracking };
+  const driver: Driver =
+    conn.driver === 'ioredis' ? new IoredisDriver(options) : new NodeRedisDriver(options);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      driver.connect(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeout} ms`)), timeout);
+      }),
+    ]);
+  } catch (error) {
+    await driver.close().catch(() => {});
+    throw new CliError(
+      `could not connect to Redis at ${conn.url}: ${(error as Error).message}`,
+      EXIT.unavailable,
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+  return driver;
+}
+
+/** The state of one mutex as Redis has it. */
+export interface LockState {
+  name: string;
+  key: string;
+  held: boolean;
+  /** The holder's owner token, when held. */
+  token: string | null;
+  /** Remaining TTL in ms when held (-1: no TTL). */
+  ttl: number | null;
+  /** The last fencing token issued for this name (0 when never acquired). */
+  fencingToken: string;
+}
+
+export async function readState(driver: Driver, conn: Connection, name: string): Promise<LockState> {
+  const { key, fence } = keysOf(conn, name);
+  const [token, pttl, counter] = await Promise.all([
+    driver.command(['GET', key]),
+    driver.command(['PTTL', key]),
+    driver.command(['GET', fence]),
+  ]);
+  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  const held = text(token) !== null;
+  return {
+    name,
+    key,
+    held,
+    token: text(token),
+    ttl: held ? Number(pttl) : null,
+    fencingToken: text(counter) ?? '0',
+  };
+}
+
+export function version(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
+    return pkg.version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+export function printJson(value: unknown, stream: NodeJS.WritableStream = process.stdout): void {
+  stream.write(`${JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))}\n`);
+}
+
+export function formatMs(ms: number): string {
+  if (ms < 1_000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1_000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1_000)} s`;
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+import { LeaseholdError } from '../errors.ts';
+import { CliError, EXIT, version } from './common.ts';
+import { delegate, demo } from './delegate.ts';
+import { release, status, watch } from './inspect.ts';
+import { run } from './run.ts';
+
+const help = `leasehold ${version()}: distributed locks on Redis, from the command line
+
+Usage: leasehold <command> [options]
+
+Commands:
+  run <name> -- <command...>   run a command while holding the lock <name>
+  status <name>                who holds <name>, for how long, and its fencing counter
+  release --force <name>       delete <name> whoever holds it (the holder is told at once)
+  watch <name>                 print every change to <name> as it happens
+  demo                         a live demo: processes contend, the holder dies, the lock moves
+  bench                        the benchmarks against peer libraries (source checkout)
+
+Run \`leasehold <command> --help\` for a command's options. Redis: --redis <url>, else $REDIS_URL,
+else redis://127.0.0.1:6379. Exit codes: docs/cli.md.
+`;
+
+const commands: Record<string, (argv: string[]) => Promise<number>> = {
+  run,
+  status,
+  release,
+  watch,
+  demo,
+  bench: (argv) => delegate('bench', 'bench', argv),
+};
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    const topic = command === 'help' ? rest[0] : undefined;
+    if (topic !== undefined && commands[topic] !== undefined) return commands[topic](['--help']);
+    process.stdout.write(help);
+    return command === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (command === '--version' || command === '-v') {
+    process.stdout.write(`${version()}\n`);
+    return EXIT.ok;
+  }
+  const handler = commands[command];
+  if (handler === undefined) {
+    process.stderr.write(`leasehold: unknown command "${command}"\n\n${help}`);
+    return EXIT.usage;
+  }
+  try {
+    return await handler(rest);
+  } catch (error) {
+    if (error instanceof CliError) {
+      process.stderr.write(`leasehold ${command}: ${error.message}\n`);
+      return error.exitCode;
+    }
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {
+      const hint = command === 'run' ? '; put the command to run after --' : '';
+      process.stderr.write(`leasehold ${command}: ${(error as Error).message}${hint} (see --help)\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof LeaseholdError) {
+      process.stderr.write(`leasehold ${command}: ${error.message} [${error.code}]\n`);
+      return error.code === 'LEASEHOLD_ERR_REDIS_UNAVAILABLE' ? EXIT.unavailable : EXIT.software;
+    }
+    process.stderr.write(
+      `leasehold ${command}: unexpected failure: ${(error as Error).stack ?? String(error)}\n`,
+    );
+    return EXIT.software;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));
+// Anything left open (a socket slow to close) must not keep a finished command alive.
+setTimeout(() => process.exit(), 2_000).unref();

@@ -1,0 +1,223 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import { parseArgs } from 'node:util';
+import { LockTimeoutError, RedisUnavailableError } from '../errors.ts';
+import type { Lease } from '../lease.ts';
+import { Leasehold } from '../leasehold.ts';
+import {
+  CliError,
+  type Connection,
+  connection,
+  connectionHelp,
+  connectionOptions,
+  duration,
+  EXIT,
+  formatMs,
+  lockName,
+  printJson,
+} from './common.ts';
+import { WaitingDisplay } from './display.ts';
+
+export const runHelp = `Usage: leasehold run <name> [options] -- <command> [args...]
+
+Runs <command> while holding the lock <name>, renewing the lease until the command exits,
+then releases it. If the lock is lost meanwhile (deleted, taken over, expired while Redis
+was unreachable), the command gets SIGTERM, then SIGKILL after --grace.
+Signals sent to leasehold (INT, TERM, HUP, QUIT, USR1, USR2) are forwarded to the command.
+
+Options:
+  --ttl <ms>          lease validity, renewed every third of it (default: 10000)
+  --timeout <ms>      stop waiting after this long (default: wait as long as it takes)
+  --wait              wait while another holder has the lock (the default)
+  --no-wait           make one attempt; exit 75 at once when the lock is busy
+  --grace <ms>        after a loss, time between SIGTERM and SIGKILL (default: 5000)
+${connectionHelp}
+  Durations accept a unit: 500ms, 10s, 2m.
+
+The command's environment also has:
+  LEASEHOLD_LOCK            the lock name
+  LEASEHOLD_FENCING_TOKEN   this holder's fencing token: pass it to what the lock protects
+
+Exit status: the command's own; 128+N when signal N ended it; 75 not acquired;
+76 lock lost (command terminated); 69 Redis unreachable; 64 usage; 126/127 command not runnable.
+With --json, leasehold's own events are JSON lines on stderr (stdout stays the command's).
+`;
+
+const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'] as const;
+type Forwarded = (typeof FORWARDED)[number];
+
+const signalCode = (signal: NodeJS.Signals): number => 128 + (constants.signals[signal] ?? 0);
+
+export async function run(argv: string[]): Promise<number> {
+  const sep = argv.indexOf('--');
+  const { values, positionals } = parseArgs({
+    args: sep === -1 ? argv : argv.slice(0, sep),
+    options: {
+      ...connectionOptions,
+      ttl: { type: 'string' },
+      timeout: { type: 'string' },
+      wait: { type: 'boolean' },
+      'no-wait': { type: 'boolean' },
+      grace: { type: 'string' },
+    },
+    allowPositionals: true,
+  });
+  if (values.help) {
+    process.stdout.write(runHelp);
+    return EXIT.ok;
+  }
+  const name = lockName(positionals, 'run');
+  if (sep !== -1 && positionals.length > 1) {
+    throw new CliError(
+      `run: unexpected ${JSON.stringify(positionals[1])} before --; put the command after --`,
+    );
+  }
+  const command = sep === -1 ? positionals.slice(1) : argv.slice(sep + 1);
+  if (command.length === 0)
+    throw new CliError('run: missing the command to run (leasehold run <name> -- <command>)');
+  if (values.wait && values['no-wait']) throw new CliError('run: --wait and --no-wait exclude each other');
+  const ttl = duration(values.ttl, 'ttl', 10_000);
+  if (ttl <= 0 || !Number.isFinite(ttl)) throw new CliError('--ttl must be a finite duration > 0');
+  const timeout = duration(values.timeout, 'timeout', Number.POSITIVE_INFINITY);
+  const grace = duration(values.grace, 'grace', 5_000);
+  const conn = connection(values);
+  const json = values.json === true;
+  const report = (event: string, fields: Record<string, unknown>, human: string | undefined) => {
+    if (json) printJson({ event, name, ...fields }, process.stderr);
+    else if (human !== undefined) process.stderr.write(`leasehold: ${human}\n`);
+  };
+
+  const lh = await connect(conn, ttl);
+  try {
+    const lease = await acquire(lh, name, { ttl, timeout, noWait: values['no-wait'] === true, json, report });
+    if (typeof lease === 'number') return lease;
+    return await supervise(lease, command, grace, report);
+  } finally {
+    await lh.close().catch(() => {});
+  }
+}
+
+async function connect(conn: Connection, ttl: number): Promise<Leasehold> {
+  try {
+    return await Leasehold.connect({ url: conn.url, prefix: conn.prefix, driver: conn.driver, ttl });
+  } catch (error) {
+    if (error instanceof TypeError) throw new CliError(error.message);
+    throw new CliError((error as Error).message, EXIT.unavailable);
+  }
+}
+
+type Report = (event: string, fields: Record<string, unknown>, human: string | undefined) => void;
+
+/** The lease, or the exit code when none was acquired. */
+async function acquire(
+  lh: Leasehold,
+  name: string,
+  o: { ttl: number; timeout: number; noWait: boolean; json: boolean; report: Report },
+): Promise<Lease | number> {
+  const abort = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => abort.abort(signal);
+  for (const signal of FORWARDED) process.on(signal, onSignal);
+  const display =
+    !o.json && !o.noWait && process.stderr.isTTY
+      ? new WaitingDisplay(process.stderr, (elapsed) => {
+          const limit = Number.isFinite(o.timeout) ? ` of ${formatMs(o.timeout)}` : '';
+          return `waiting for lock "${name}"… ${elapsed}${limit} (Ctrl-C to give up)`;
+        })
+      : undefined;
+  try {
+    const lease = o.noWait
+      ? await lh.tryAcquire(name, { ttl: o.ttl })
+      : await lh.acquire(name, { ttl: o.ttl, timeout: o.timeout, signal: abort.signal });
+    display?.stop();
+    if (lease === undefined) {
+      o.report('not-acquired', { reason: 'busy' }, `lock "${name}" is held by another process (--no-wait)`);
+      return EXIT.notAcquired;
+    }
+    const waited = display?.shown ? ` after ${display.elapsed}` : '';
+    o.report(
+      'acquired',
+      { fencingToken: lease.fencingToken, ttl: o.ttl },
+      display?.shown ? `acquired lock "${name}"${waited} (fencing token ${lease.fencingToken})` : undefined,
+    );
+    return lease;
+  } catch (error) {
+    display?.stop();
+    if (abort.signal.aborted) {
+      const signal = abort.signal.reason as NodeJS.Signals;
+      o.report(
+        'not-acquired',
+        { reason: 'signal', signal },
+        `gave up waiting for lock "${name}" (${signal})`,
+      );
+      return signalCode(signal);
+    }
+    if (error instanceof LockTimeoutError) {
+      o.report(
+        'not-acquired',
+        { reason: 'timeout', timeout: o.timeout },
+        `lock "${name}" not acquired within ${formatMs(o.timeout)}`,
+      );
+      return EXIT.notAcquired;
+    }
+    if (error instanceof RedisUnavailableError) throw new CliError(error.message, EXIT.unavailable);
+    throw error;
+  } finally {
+    for (const signal of FORWARDED) process.off(signal, onSignal);
+  }
+}
+
+interface Outcome {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  error?: NodeJS.ErrnoException;
+}
+
+async function supervise(lease: Lease, command: string[], grace: number, report: Report): Promise<number> {
+  const [file, ...args] = command as [string, ...string[]];
+  const child: ChildProcess = spawn(file, args, {
+    stdio: 'inherit',
+    env: { ...process.env, LEASEHOLD_LOCK: lease.name, LEASEHOLD_FENCING_TOKEN: String(lease.fencingToken) },
+  });
+  const exited = new Promise<Outcome>((resolve) => {
+    child.once('error', (error: NodeJS.ErrnoException) => resolve({ code: null, signal: null, error }));
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const forward = (signal: Forwarded) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  };
+  for (const signal of FORWARDED) process.on(signal, forward);
+
+  let lost = false;
+  let killTimer: NodeJS.Timeout | undefined;
+  const onAbort = () => {
+    if (!lease.lost) return;
+    lost = true;
+    const reason = lease.signal.reason as Error;
+    report(
+      'lost',
+      { error: reason.message, pid: child.pid },
+      `${reason.message}; sending SIGTERM to ${file} (pid ${child.pid}), SIGKILL in ${formatMs(grace)}`,
+    );
+    forward('SIGTERM');
+    killTimer = setTimeout(() => forward('SIGKILL' as Forwarded), grace);
+  };
+  lease.signal.addEventListener('abort', onAbort, { once: true });
+  report('started', { pid: child.pid, command }, undefined);
+
+  const outcome = await exited;
+  clearTimeout(killTimer);
+  lease.signal.removeEventListener('abort', onAbort);
+  for (const signal of FORWARDED) process.off(signal, forward);
+  const released = await lease.release().catch((error: unknown) => {
+    report('release-failed', { error: String(error) }, `could not release "${lease.name}": ${String(error)}`);
+    return false;
+  });
+  if (outcome.error !== undefined) {
+    const notFound = outcome.error.code === 'ENOENT';
+    report('spawn-failed', { error: outcome.error.message }, `cannot run ${file}: ${outcome.error.message}`);
+    return notFound ? EXIT.notFound : EXIT.cannotExecute;
+  }
+  const code = outcome.signal !== null ? signalCode(outcome.signal) : (outcome.code ?? EXIT.software);
+  report('exit', { code: outcome.code, signal: outcome.signal, lost, released }, undefined);
+  return lost ? EXIT.lost : code;
+}

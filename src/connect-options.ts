@@ -1,0 +1,235 @@
+import { MemoryBackend } from './memory/backend.ts';
+import {
+  checkDuration,
+  checkKnownKeys,
+  checkObject,
+  checkTimeout,
+  fail,
+  MAX_NAME_LENGTH,
+} from './options.ts';
+import {
+  type ClusterOptions,
+  checkTopology,
+  type DurabilityOptions,
+  type SentinelOptions,
+  type ValidTopology,
+} from './topology-options.ts';
+
+/** Options of `Leasehold.connect()`. Durations are in milliseconds. */
+export interface ConnectOptions {
+  /**
+   * One Redis.
+   * @default process.env.REDIS_URL, else 'redis://127.0.0.1:6379'
+   */
+  url?: string;
+  /**
+   * Bring your own connected (or connectable) node-redis or ioredis client for commands;
+   * leasehold then opens only the one extra connection notifications need.
+   */
+  client?: unknown;
+  /**
+   * Which client library leasehold drives when it opens connections itself.
+   * @default 'node-redis' (or the kind of `client` when one is passed)
+   */
+  driver?: 'node-redis' | 'ioredis';
+  /**
+   * Independent masters (not replicas of each other) for quorum (Redlock) mode: an odd number,
+   * 3 or more. A lease then needs a majority of them; see docs/topologies.md.
+   * @example nodes: ['redis://a:6379', 'redis://b:6379', 'redis://c:6379']
+   */
+  nodes?: string[];
+  /**
+   * Redis Cluster: leasehold discovers the masters from these nodes and tracks keys on each.
+   * @example cluster: { rootNodes: ['redis://10.0.0.1:7000'] }
+   */
+  cluster?: ClusterOptions;
+  /**
+   * Redis Sentinel: leasehold follows the master the sentinels name, also through failovers.
+   * @example sentinel: { name: 'mymaster', sentinels: ['redis://s1:26379', 'redis://s2:26379'] }
+   */
+  sentinel?: SentinelOptions;
+  /**
+   * With `sentinel` or `cluster`: WAIT after each mutex acquisition until `replicas` replicas
+   * acknowledged it, else release it and throw DurabilityError.
+   * @default undefined (no WAIT)
+   * @example durability: { replicas: 1, timeout: 100 }
+   */
+  durability?: DurabilityOptions;
+  /**
+   * Where locks live. 'redis' (the default) uses `url` / `client`. 'memory' keeps them inside
+   * this process in `MemoryBackend.shared`, which every instance connected with 'memory'
+   * shares; pass your own `new MemoryBackend()` to share one store between chosen instances
+   * only (a fresh one per unit test, say). Same API, semantics, notifications and fencing tokens.
+   * @default 'redis'
+   * @example
+   * const lh = await Leasehold.connect({ backend: 'memory' });
+   */
+  backend?: 'redis' | 'memory' | MemoryBackend;
+  /**
+   * Key namespace: keys look like `<prefix>:{<name>}`.
+   * @default 'leasehold'
+   */
+  prefix?: string;
+  /**
+   * Lease validity; automatic extension renews it every third of it.
+   * @default 10_000
+   */
+  ttl?: number;
+  /**
+   * 'tracking': waiters and holders learn of changes from invalidation pushes (CLIENT TRACKING).
+   * 'polling': for servers without CLIENT TRACKING; waiters poll every `retryDelay`, holders learn
+   * of loss at their next extension.
+   * @default 'tracking'
+   */
+  notifications?: 'tracking' | 'polling';
+  /**
+   * Polling interval of waiters in 'polling' mode, and pause after a failed command.
+   * @default 100
+   */
+  retryDelay?: number;
+  /**
+   * How long connect() waits for Redis before rejecting with ConnectError.
+   * @default 5_000
+   */
+  connectTimeout?: number;
+  /**
+   * What a lost connection does to the leases behind it.
+   * 'abort': their signals abort at once (LockLostError, reason 'disconnected'): while the
+   * connection is down nobody can tell this process that the lock changed hands, and a Redis
+   * that restarted empty hands it to the next caller at once. Their keys are released after the
+   * reconnect, so waiters elsewhere need not wait for the TTL.
+   * 'reverify': leases stay valid until their validity runs out; after the reconnect each is
+   * checked and kept when its key still holds its token. Survives network blips and failovers,
+   * at the price of a window in which two holders may both trust their lease: fence your writes.
+   * @default 'abort'
+   */
+  onDisconnect?: 'abort' | 'reverify';
+}
+
+export interface ValidConnectOptions extends ValidTopology {
+  /** Independent masters for quorum mode; undefined for one Redis. */
+  nodes: string[] | undefined;
+  /** The in-memory store, when `backend` is not Redis. */
+  memory: MemoryBackend | undefined;
+  url: string;
+  client: unknown;
+  driver: 'node-redis' | 'ioredis';
+  prefix: string;
+  ttl: number;
+  notifications: 'tracking' | 'polling';
+  retryDelay: number;
+  connectTimeout: number;
+  onDisconnect: 'abort' | 'reverify';
+}
+
+const KNOWN = [
+  'backend',
+  'url',
+  'client',
+  'driver',
+  'nodes',
+  'cluster',
+  'sentinel',
+  'durability',
+  'prefix',
+  'ttl',
+  'notifications',
+  'retryDelay',
+  'connectTimeout',
+  'onDisconnect',
+] as const;
+
+export function checkConnectOptions(options: unknown): ValidConnectOptions {
+  const o = checkObject(options, 'options');
+  checkKnownKeys(o, KNOWN, 'Leasehold.connect()');
+  const topologyOptions = checkTopology(o);
+  const url = given(o, 'url') ?? process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+  if (typeof url !== 'string' || !/^rediss?:\/\//.test(url)) fail('url', 'a redis:// or rediss:// URL', url);
+  const client = o['client'];
+  const clientKind = client === undefined ? undefined : detectClient(client);
+  const driver = given(o, 'driver') ?? clientKind ?? 'node-redis';
+  if (driver !== 'node-redis' && driver !== 'ioredis') fail('driver', '"node-redis" or "ioredis"', driver);
+  if (clientKind !== undefined && driver !== clientKind) {
+    fail('driver', `"${clientKind}" to match the client passed in "client"`, driver);
+  }
+  const prefix = given(o, 'prefix') ?? 'leasehold';
+  if (typeof prefix !== 'string' || prefix.length === 0 || prefix.length > MAX_NAME_LENGTH) {
+    fail('prefix', `a non-empty string of at most ${MAX_NAME_LENGTH} characters`, prefix);
+  }
+  if (/[{}]/.test(prefix)) fail('prefix', 'free of "{" and "}" (they would change the hash tag)', prefix);
+  const notifications = given(o, 'notifications') ?? 'tracking';
+  if (notifications !== 'tracking' && notifications !== 'polling') {
+    fail('notifications', '"tracking" or "polling"', notifications);
+  }
+  const connectTimeout =
+    o['connectTimeout'] === undefined ? 5_000 : checkTimeout(o['connectTimeout'], 'connectTimeout');
+  if (connectTimeout === 0) fail('connectTimeout', 'a number of milliseconds > 0', connectTimeout);
+  const onDisconnect = given(o, 'onDisconnect') ?? 'abort';
+  if (onDisconnect !== 'abort' && onDisconnect !== 'reverify') {
+    fail('onDisconnect', '"abort" or "reverify"', onDisconnect);
+  }
+  const backend = o['backend'];
+  const memory =
+    backend === 'memory' ? MemoryBackend.shared : backend instanceof MemoryBackend ? backend : undefined;
+  if (memory === undefined && backend !== undefined && backend !== 'redis') {
+    fail('backend', '"redis", "memory" or a MemoryBackend', backend);
+  }
+  if (memory !== undefined && client !== undefined)
+    fail('client', 'left out with an in-memory backend', client);
+  const nodes = checkNodes(o['nodes']);
+  if (nodes !== undefined) {
+    for (const other of ['url', 'client', 'backend', 'cluster', 'sentinel'] as const) {
+      if (o[other] !== undefined) fail(other, 'left out when "nodes" is given (quorum mode)', o[other]);
+    }
+  }
+  return {
+    ...topologyOptions,
+    nodes,
+    memory,
+    url,
+    client,
+    driver,
+    prefix,
+    ttl: o['ttl'] === undefined ? 10_000 : checkDuration(o['ttl'], 'ttl'),
+    notifications,
+    retryDelay: o['retryDelay'] === undefined ? 100 : checkDuration(o['retryDelay'], 'retryDelay'),
+    connectTimeout,
+    onDisconnect,
+  };
+}
+
+/** Quorum mode wants an odd number (2m-1 >= 3) of distinct redis:// URLs. */
+function checkNodes(value: unknown): string[] | undefined {
+  if (value === undefined) return undefined;
+  const expected = 'an array of 3, 5, 7 … distinct redis:// URLs (independent masters)';
+  if (!Array.isArray(value) || value.length < 3 || value.length % 2 === 0) fail('nodes', expected, value);
+  for (const url of value) {
+    if (typeof url !== 'string' || !/^rediss?:\/\//.test(url)) fail('nodes', expected, url);
+  }
+  if (new Set(value).size !== value.length) fail('nodes', expected, value);
+  return value as string[];
+}
+
+/** Tells a node-redis client from an ioredis one by the methods each is known for. */
+function detectClient(client: unknown): 'node-redis' | 'ioredis' {
+  if (client !== null && typeof client === 'object') {
+    const c = client as Record<string, unknown>;
+    if (typeof c['sendCommand'] === 'function' && typeof c['duplicate'] === 'function' && 'isOpen' in c) {
+      return 'node-redis';
+    }
+    if (typeof c['pipeline'] === 'function' && typeof c['duplicate'] === 'function' && 'status' in c) {
+      return 'ioredis';
+    }
+  }
+  return fail('client', 'a node-redis or ioredis client', client);
+}
+
+/**
+ * An option's value, undefined only when it was left out: an explicit `null` is bad input
+ * (it would otherwise fall back to the default silently, e.g. `url: null` to REDIS_URL).
+ */
+function given(options: Record<string, unknown>, key: string): unknown {
+  const value = options[key];
+  if (value === null) fail(key, 'left out or a value, not null', value);
+  return value;
+}

@@ -1,0 +1,167 @@
+import diagnosticsChannel from 'node:diagnostics_channel';
+import type { LeaseholdEvents } from './events.ts';
+
+/**
+ * The `node:diagnostics_channel` channels leasehold publishes to, one per event, named
+ * `leasehold:<event>`. A message is the event's payload plus `instance`, the Leasehold that
+ * emitted it. Publishing costs nothing while a channel has no subscriber.
+ *
+ * @example
+ * import diagnosticsChannel from 'node:diagnostics_channel';
+ * diagnosticsChannel.subscribe('leasehold:lost', (message) => console.warn('lock lost', message));
+ */
+export const CHANNELS = {
+  acquired: 'leasehold:acquired',
+  released: 'leasehold:released',
+  lost: 'leasehold:lost',
+  extended: 'leasehold:extended',
+  'extension-failed': 'leasehold:extension-failed',
+  disconnected: 'leasehold:disconnected',
+  reconnected: 'leasehold:reconnected',
+} as const satisfies Record<keyof LeaseholdEvents, string>;
+
+const channels = Object.fromEntries(
+  Object.entries(CHANNELS).map(([event, name]) => [event, diagnosticsChannel.channel(name)]),
+) as Record<keyof LeaseholdEvents, diagnosticsChannel.Channel>;
+
+/** The subset of `@opentelemetry/api` leasehold uses (it is an optional peer, never imported statically). */
+interface OtelApi {
+  metrics: {
+    getMeter(
+      name: string,
+      version?: string,
+    ): {
+      createHistogram(name: string, options: { unit: string; description: string }): Recorder;
+      createCounter(name: string, options: { unit: string; description: string }): Adder;
+      createUpDownCounter(name: string, options: { unit: string; description: string }): Adder;
+    };
+  };
+}
+interface Recorder {
+  record(value: number, attributes?: Record<string, string>): void;
+}
+interface Adder {
+  add(value: number, attributes?: Record<string, string>): void;
+}
+
+/** The OpenTelemetry instruments, created on first use once `@opentelemetry/api` has loaded. */
+interface Instruments {
+  acquireDuration: Recorder;
+  holdDuration: Recorder;
+  held: Adder;
+  losses: Adder;
+  extensions: Adder;
+  reconnects: Adder;
+}
+
+let api: OtelApi | undefined;
+let instruments: Instruments | undefined;
+let loading: Promise<void> | undefined;
+
+/**
+ * Loads `@opentelemetry/api` once per process if the application has it installed. Absent, the
+ * import fails once and metrics stay off: no dependency, no cost. Leasehold.connect() awaits this.
+ * @internal
+ */
+export function loadTelemetry(): Promise<void> {
+  if (loading === undefined) {
+    // A computed specifier keeps bundlers and TypeScript from requiring the optional package.
+    const specifier = ['@opentelemetry', 'api'].join('/');
+    loading = import(specifier).then(
+      (mod: unknown) => {
+        const candidate = ((mod as { default?: unknown }).default ?? mod) as Partial<OtelApi>;
+        if (typeof candidate.metrics?.getMeter === 'function') api = candidate as OtelApi;
+      },
+      () => {},
+    );
+  }
+  return loading;
+}
+
+function meter(): Instruments | undefined {
+  if (api === undefined) return undefined;
+  if (instruments !== undefined) return instruments;
+  // Created lazily so that a MeterProvider registered after import but before the first lock is used.
+  const m = api.metrics.getMeter('leasehold');
+  instruments = {
+    acquireDuration: m.createHistogram('leasehold.lock.acquire.duration', {
+      unit: 'ms',
+      description: 'Time from an acquire call until the lease was held, waiting included',
+    }),
+    holdDuration: m.createHistogram('leasehold.lock.hold.duration', {
+      unit: 'ms',
+      description: 'Time a lease was held, until released or lost',
+    }),
+    held: m.createUpDownCounter('leasehold.lock.held', { unit: '{lease}', description: 'Leases held now' }),
+    losses: m.createCounter('leasehold.lock.losses', {
+      unit: '{lease}',
+      description: 'Leases lost (attribute leasehold.loss.reason)',
+    }),
+    extensions: m.createCounter('leasehold.lock.extensions', {
+      unit: '{extension}',
+      description: 'Automatic extensions (attribute leasehold.extension.outcome: ok | failed)',
+    }),
+    reconnects: m.createCounter('leasehold.connection.reconnects', {
+      unit: '{reconnect}',
+      description: 'Times tracking was re-armed after a reconnect',
+    }),
+  };
+  return instruments;
+}
+
+/** For tests: forget the instruments so that a newly registered MeterProvider is picked up. @internal */
+export function resetTelemetry(): void {
+  instruments = undefined;
+}
+
+/**
+ * Per-instance bridge from events to channels and metrics. @internal
+ */
+export class Observer {
+  readonly #instance: object;
+  /** When each held lease was acquired (monotonic), for the hold-duration histogram. */
+  readonly #since = new Map<string, number>();
+
+  constructor(instance: object) {
+    this.#instance = instance;
+  }
+
+  observe<E extends keyof LeaseholdEvents>(event: E, payload: LeaseholdEvents[E]): void {
+    const channel = channels[event];
+    if (channel.hasSubscribers) channel.publish({ ...payload, instance: this.#instance });
+    const m = meter();
+    if (m === undefined) return;
+    const p = payload as Partial<LeaseholdEvents['lost']> & { waited?: number };
+    const id = `${p.fencingToken}\u0000${p.name}`;
+    switch (event) {
+      case 'acquired':
+        m.acquireDuration.record(p.waited ?? 0);
+        m.held.add(1);
+        this.#since.set(id, performance.now());
+        break;
+      case 'released':
+      case 'lost': {
+        const since = this.#since.get(id);
+        this.#since.delete(id);
+        if (since !== undefined) {
+          m.held.add(-1);
+          m.holdDuration.record(performance.now() - since);
+        }
+        if (event === 'lost') {
+          const reason = (p.error as { reason?: string } | undefined)?.reason ?? 'unknown';
+          m.losses.add(1, { 'leasehold.loss.reason': reason });
+        }
+        break;
+      }
+      case 'extended':
+        m.extensions.add(1, { 'leasehold.extension.outcome': 'ok' });
+        break;
+      case 'extension-failed':
+        m.extensions.add(1, { 'leasehold.extension.outcome': 'failed' });
+        break;
+      case 'reconnected':
+        m.reconnects.add(1);
+        break;
+    }
+  }
+}

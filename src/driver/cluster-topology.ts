@@ -1,0 +1,86 @@
+/** Redis Cluster has this many hash slots; a key's slot picks the master that serves it. */
+export const SLOTS = 16_384;
+
+/** The hash slot of a key: CRC16/XMODEM of its `{hash tag}` if it has one, mod 16384. */
+export function keySlot(key: string): number {
+  const bytes = Buffer.from(key);
+  const open = bytes.indexOf(0x7b); // '{'
+  if (open !== -1) {
+    const close = bytes.indexOf(0x7d, open + 1); // '}'
+    if (close > open + 1) return crc16(bytes.subarray(open + 1, close)) % SLOTS;
+  }
+  return crc16(bytes) % SLOTS;
+}
+
+function crc16(bytes: Uint8Array): number {
+  let crc = 0;
+  for (const byte of bytes) {
+    crc ^= byte << 8;
+    for (let bit = 0; bit < 8; bit++) crc = (crc & 0x8000 ? (crc << 1) ^ 0x1021 : crc << 1) & 0xffff;
+  }
+  return crc;
+}
+
+/** One master and the slot ranges it serves, from CLUSTER SLOTS. */
+export interface SlotRange {
+  first: number;
+  last: number;
+  /** `host:port` of the master. */
+  address: string;
+}
+
+/**
+ * Parses a CLUSTER SLOTS reply: `[[first, last, [host, port, id, ...], ...replicas], ...]`.
+ * An empty host means "the node you asked", whose host is `fallbackHost`.
+ */
+export function parseClusterSlots(reply: unknown, fallbackHost: string): SlotRange[] {
+  if (!Array.isArray(reply)) throw new Error(`unexpected CLUSTER SLOTS reply: ${String(reply)}`);
+  return reply.map((entry: unknown) => {
+    if (!Array.isArray(entry) || entry.length < 3 || !Array.isArray(entry[2])) {
+      throw new Error(`unexpected CLUSTER SLOTS entry: ${JSON.stringify(entry)}`);
+    }
+    const [first, last, master] = entry as [unknown, unknown, unknown[]];
+    const host = text(master[0]);
+    return {
+      first: Number(first),
+      last: Number(last),
+      address: joinAddress(host === '' || host === '?' ? fallbackHost : host, Number(master[1])),
+    };
+  });
+}
+
+/** `host:port`, with brackets around an IPv6 host. */
+export function joinAddress(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** The URL of a node at `address`, with the scheme and credentials of a root node's URL. */
+export function nodeUrl(template: string, address: string): string {
+  const url = new URL(template);
+  const auth = url.username !== '' || url.password !== '' ? `${url.username}:${url.password}@` : '';
+  return `${url.protocol}//${auth}${address}`;
+}
+
+/** `host:port` of a URL (what CLUSTER SLOTS and MOVED / ASK replies name). */
+export function addressOf(url: string): string {
+  const parsed = new URL(url);
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
+  return joinAddress(host, Number(parsed.port === '' ? 6379 : parsed.port));
+}
+
+/** The host part of an address. */
+export function hostOf(address: string): string {
+  return address.slice(0, address.lastIndexOf(':')).replace(/^\[(.*)\]$/, '$1');
+}
+
+/** `MOVED <slot> <host:port>` / `ASK <slot> <host:port>`: the kind and the address, if it is one. */
+export function redirection(error: unknown): { kind: 'MOVED' | 'ASK'; address: string } | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const match = /^(MOVED|ASK) \d+ (\S+)/.exec(error.message);
+  if (match === null) return undefined;
+  return { kind: match[1] as 'MOVED' | 'ASK', address: match[2] ?? '' };
+}
+
+function text(value: unknown): string {
+  return value instanceof Uint8Array ? Buffer.from(value).toString() : String(value ?? '');
+}

@@ -1,0 +1,112 @@
+import type { Script } from '../scripts/index.ts';
+
+/** One script invocation. */
+export interface ScriptCall {
+  script: Script;
+  keys: string[];
+  args: string[];
+}
+
+/** What a driver reports to the core. Handlers must not throw. */
+export interface DriverHandlers {
+  /** An invalidation push: these keys may have changed; `null` means everything may have. */
+  invalidate(keys: readonly string[] | null): void;
+  /**
+   * Tracking was (re-)armed after a (re)connect. Changes made while disconnected were never
+   * reported, so the core must re-check every holder and wake every waiter.
+   */
+  reset(): void;
+  /**
+   * A connection dropped; commands fail until `reset`. `affects` tells which keys lived behind it
+   * (a Cluster master serves only some); undefined means every key.
+   */
+  disconnected(error: Error | undefined, affects?: (key: string) => boolean): void;
+}
+
+/** Handlers before the core installs its own: every event is dropped. */
+export const NO_HANDLERS: DriverHandlers = { invalidate() {}, reset() {}, disconnected() {} };
+
+/**
+ * The small surface the lock core needs from a Redis client. One driver serves one Redis
+ * (standalone or sentinel master); quorum mode holds one driver per node.
+ */
+export interface Driver {
+  /** Whether invalidation pushes are delivered (false in polling mode). */
+  readonly tracking: boolean;
+  /** EVALSHA, falling back to EVAL when the server does not know the script. */
+  eval(call: ScriptCall): Promise<unknown>;
+  /** Pipelined: one round trip for the batch. Each slot is the reply or the Error for that call. */
+  evalMany(calls: readonly ScriptCall[]): Promise<unknown[]>;
+  /** A plain command, e.g. `['PTTL', key]`. */
+  command(args: readonly string[]): Promise<unknown>;
+  setHandlers(handlers: DriverHandlers): void;
+  /** Opens the connections and arms tracking; resolves once usable. */
+  connect(): Promise<void>;
+  /** Closes what the driver opened (a user's own client is left open). */
+  close(): Promise<void>;
+  /** Set when the `durability` option asks for WAIT after every acquisition (Sentinel, Cluster). */
+  readonly durability?: DurabilityCheck | undefined;
+}
+
+/**
+ * WAIT after a write, on the very connection that wrote it: WAIT counts the replicas that
+ * acknowledged *that connection's* writes, so a WAIT on a fresh connection proves nothing.
+ */
+export interface DurabilityCheck {
+  readonly replicas: number;
+  readonly timeout: number;
+  /** Identifies the connection serving `key` now; take it before sending the write. */
+  epoch(key: string): number;
+  /**
+   * WAIT replicas timeout on the connection serving `key`. Rejects when that connection is no
+   * longer the one of `epoch` (a reconnect or failover came in between). Resolves with the
+   * number of replicas that acknowledged.
+   */
+  wait(key: string, epoch: number): Promise<number>;
+}
+
+/** Builds the plain one-node driver a topology driver uses per node (node-redis or ioredis). */
+export type NodeDriverFactory = (url: string, tracking: boolean) => Driver;
+
+export function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
+
+export function evalArgs(call: ScriptCall, useSha: boolean): string[] {
+  return [
+    useSha ? 'EVALSHA' : 'EVAL',
+    useSha ? call.script.sha : call.script.source,
+    String(call.keys.length),
+    ...call.keys,
+    ...call.args,
+  ];
+}
+
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/** Waits for a graceful close at most `ms`, so a hung server cannot hang close(). */
+export async function closeWithin(
+  graceful: () => Promise<unknown>,
+  force: () => void,
+  ms = 1_000,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      graceful().catch(() => {}),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, ms);
+        timer.unref();
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    try {
+      force();
+    } catch {
+      // already closed
+    }
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * Every runtime failure leasehold reports is a `LeaseholdError` with a stable `code`.
+ * Codes never change meaning; docs/errors.md lists each one (a test keeps the two in step).
+ */
+export class LeaseholdError extends Error {
+  readonly code: string;
+
+  constructor(code: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** The lock could not be acquired before `timeout` ran out. */
+export class LockTimeoutError extends LeaseholdError {
+  readonly lockName: string;
+  constructor(lockName: string, timeout: number) {
+    super('LEASEHOLD_ERR_LOCK_TIMEOUT', `could not acquire "${lockName}" within ${timeout} ms`);
+    this.lockName = lockName;
+  }
+}
+
+/** Why a lease was lost: the key changed hands or vanished, or validity ran out unconfirmed. */
+export type LossReason = 'taken' | 'expired' | 'validity' | 'disconnected' | 'quorum';
+
+/** The lease can no longer be trusted: another holder may exist. The signal's reason when lost. */
+export class LockLostError extends LeaseholdError {
+  readonly lockName: string;
+  readonly reason: LossReason;
+  constructor(lockName: string, reason: LossReason, detail: string, options?: ErrorOptions) {
+    super('LEASEHOLD_ERR_LOCK_LOST', `lease on "${lockName}" lost: ${detail}`, options);
+    this.lockName = lockName;
+    this.reason = reason;
+  }
+}
+
+/** The lease was released by its holder (or by close()). The signal's reason after release. */
+export class LockReleasedError extends LeaseholdError {
+  readonly lockName: string;
+  constructor(lockName: string, detail = 'released') {
+    super('LEASEHOLD_ERR_LOCK_RELEASED', `lease on "${lockName}" ${detail}`);
+    this.lockName = lockName;
+  }
+
+  /**
+   * Made on every release, to be the signal's reason, and never thrown from where it is made:
+   * a stack trace would say nothing and capturing one showed up in profiles.
+   * @internal
+   */
+  static quick(lockName: string, detail?: string): LockReleasedError {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      return new LockReleasedError(lockName, detail);
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
+  }
+}
+
+/** Quorum mode: a majority of nodes could not be reached or agreed. */
+export class QuorumError extends LeaseholdError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('LEASEHOLD_ERR_QUORUM', message, options);
+  }
+}
+
+/** The Leasehold instance is closed (or closing); no new work is accepted. */
+export class ConnectionClosedError extends LeaseholdError {
+  constructor(message = 'the Leasehold instance is closed') {
+    super('LEASEHOLD_ERR_CONNECTION_CLOSED', message);
+  }
+}
+
+/** Redis answered something leasehold does not understand, or refused a command it needs. */
+export class RedisCommandError extends LeaseholdError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('LEASEHOLD_ERR_REDIS', message, options);
+  }
+}
+
+/** Redis could not be reached (or did not answer) for a command that had to go through. */
+export class RedisUnavailableError extends LeaseholdError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('LEASEHOLD_ERR_REDIS_UNAVAILABLE', message, options);
+  }
+}
+
+/** Could not connect to Redis at start-up. */
+export class ConnectError extends LeaseholdError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('LEASEHOLD_ERR_CONNECT', message, options);
+  }
+}
+
+/**
+ * `durability` asked for WAIT after acquiring, and fewer replicas than required acknowledged
+ * the write in time. The lock was released again (best effort) before this was thrown.
+ */
+export class DurabilityError extends LeaseholdError {
+  readonly lockName: string;
+  /** Replicas that acknowledged, and how many were required. */
+  readonly acknowledged: number;
+  readonly required: number;
+  constructor(lockName: string, acknowledged: number, required: number, timeout: number) {
+    super(
+      'LEASEHOLD_ERR_DURABILITY',
+      `"${lockName}" was acquired, but only ${acknowledged} of ${required} replicas acknowledged it ` +
+        `within ${timeout} ms; released it again`,
+    );
+    this.lockName = lockName;
+    this.acknowledged = acknowledged;
+    this.required = required;
+  }
+}
+
+/** Every code above, for docs and tests. */
+export const ERROR_CODES = [
+  'LEASEHOLD_ERR_LOCK_TIMEOUT',
+  'LEASEHOLD_ERR_LOCK_LOST',
+  'LEASEHOLD_ERR_LOCK_RELEASED',
+  'LEASEHOLD_ERR_QUORUM',
+  'LEASEHOLD_ERR_CONNECTION_CLOSED',
+  'LEASEHOLD_ERR_REDIS',
+  'LEASEHOLD_ERR_REDIS_UNAVAILABLE',
+  'LEASEHOLD_ERR_CONNECT',
+  'LEASEHOLD_ERR_DURABILITY',
+] as const;
+
+/** Server-side refusals (a script error, a wrong type) versus "Redis did not answer". */
+export function toLeaseholdError(error: unknown, operation: string): LeaseholdError {
+  if (error instanceof LeaseholdError) return error;
+  const cause = error instanceof Error ? error : new Error(String(error));
+  if (/^(ERR|WRONGTYPE|NOSCRIPT|BUSY|READONLY|NOPERM|OOM)/.test(cause.message)) {
+    return new RedisCommandError(`${operation} failed: ${cause.message}`, { cause });
+  }
+  return new RedisUnavailableError(`${operation} failed: Redis did not answer (${cause.message})`, { cause });
+}
+
+/**
+ * The per-call outcome of a pipelined batch of compare scripts that answer 1 (done) or 0 (this
+ * token no longer holds the key): true, false, or the LeaseholdError of that call.
+ */
+export function toOutcomes(results: readonly unknown[], operation: string): (boolean | LeaseholdError)[] {
+  return results.map((r) => (r instanceof Error ? toLeaseholdError(r, operation) : r === 1));
+}

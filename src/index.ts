@@ -1,0 +1,30 @@
+export type { ConnectOptions } from './connect-options.ts';
+export { CHANNELS } from './diagnostics.ts';
+export {
+  ConnectError,
+  ConnectionClosedError,
+  DurabilityError,
+  ERROR_CODES,
+  LeaseholdError,
+  LockLostError,
+  LockReleasedError,
+  LockTimeoutError,
+  type LossReason,
+  QuorumError,
+  RedisCommandError,
+  RedisUnavailableError,
+} from './errors.ts';
+export type { LeaseholdEvents } from './events.ts';
+export { Lease } from './lease.ts';
+export { Leasehold } from './leasehold.ts';
+export {
+  defineMemoryScript,
+  MemoryBackend,
+  type MemoryScript,
+  type MemoryScriptCall,
+} from './memory/index.ts';
+export type { AcquireOptions } from './options.ts';
+export type { Election, Leader, LeadershipChange, Term } from './primitives/election.ts';
+export type { FairLock } from './primitives/fair.ts';
+export type { ReadWriteLock } from './primitives/rwlock.ts';
+export type { Semaphore, SemaphoreAcquireOptions, SemaphoreOptions } from './primitives/semaphore.ts';

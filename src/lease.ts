@@ -1,0 +1,210 @@
+import { drift, monotonic } from './clock.ts';
+import { type LeaseholdError, LockLostError, LockReleasedError, type LossReason } from './errors.ts';
+import { checkDuration } from './options.ts';
+
+/**
+ * What a primitive provides so that the shared machinery can extend and release its leases.
+ * @internal
+ */
+export interface LeaseCore {
+  /** One batched round trip (per node). Per item: true still held (extended), false lost, Error unknown. */
+  extendMany(items: readonly { lease: Lease; ttl: number }[]): Promise<(boolean | Error)[]>;
+  /** Compare-and-delete. Resolves true when this holder still held it. */
+  release(lease: Lease): Promise<boolean>;
+}
+
+/** Hooks the owning instance installs: renewal scheduling and bookkeeping. @internal */
+export interface LeaseHost {
+  /** The lease is over (released or lost): stop renewing and forget it. */
+  finished(lease: Lease, error: LeaseholdError): void;
+}
+
+/** @internal */
+export interface LeaseInit {
+  name: string;
+  token: string;
+  fencingToken: bigint;
+  ttl: number;
+  /** Monotonic time the acquiring command was sent: validity counts from here, not from the reply. */
+  sentAt: number;
+  core: LeaseCore;
+  host: LeaseHost;
+}
+
+/**
+ * A held lock. Its `signal` aborts the moment the lease is known lost or can no longer be
+ * trusted (reason: LockLostError), or once released (reason: LockReleasedError).
+ *
+ * @example
+ * const lease = await lh.acquire('cron:purge');
+ * try { await purge({ signal: lease.signal, fence: lease.fencingToken }); }
+ * finally { await lease.release(); }
+ */
+export class Lease {
+  /** The lock name. */
+  readonly name: string;
+  /** This holder's random owner token (128 bits from `crypto`, fresh per acquisition). */
+  readonly token: string;
+  /** Strictly greater than every earlier holder's token for this name: pass it to what you protect. */
+  readonly fencingToken: bigint;
+  // Made on first use of `signal`: many leases are acquired and released without anyone reading
+  // it, and an AbortController was the largest single cost of a lease (time and memory).
+  #controller: AbortController | undefined;
+  /** Why the lease ended; undefined while it runs. */
+  #ended: LeaseholdError | undefined;
+  readonly #core: LeaseCore;
+  readonly #host: LeaseHost;
+  #ttl: number;
+  #validUntil: number;
+  #releasing: Promise<boolean> | undefined;
+  /** @internal Monotonic time the next renewal is due. */
+  renewAt: number;
+  /** @internal A renewal of this lease is in flight. */
+  renewing = false;
+  /** @internal A change was signalled while renewing: verify again right after. */
+  recheck = false;
+
+  /** @internal */
+  constructor(init: LeaseInit) {
+    this.name = init.name;
+    this.token = init.token;
+    this.fencingToken = init.fencingToken;
+    this.#core = init.core;
+    this.#host = init.host;
+    this.#ttl = init.ttl;
+    this.#validUntil = init.sentAt + init.ttl - drift(init.ttl);
+    this.renewAt = init.sentAt + init.ttl / 3;
+  }
+
+  /** Aborts when the lease is lost (LockLostError) or released (LockReleasedError). */
+  get signal(): AbortSignal {
+    this.#checkValidity();
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#ended !== undefined) this.#controller.abort(this.#ended);
+    }
+    return this.#controller.signal;
+  }
+
+  /** True when the signal aborted for any reason other than a release. */
+  get lost(): boolean {
+    this.#checkValidity();
+    return this.#ended !== undefined && !(this.#ended instanceof LockReleasedError);
+  }
+
+  /** Local estimate (epoch ms) of when validity runs out if no extension succeeds. */
+  get expiresAt(): number {
+    return Date.now() + (this.#validUntil - monotonic());
+  }
+
+  /** The TTL automatic extension renews with. */
+  get ttl(): number {
+    return this.#ttl;
+  }
+
+  /** @internal Monotonic end of validity. */
+  get validUntil(): number {
+    return this.#validUntil;
+  }
+
+  /** @internal */
+  get done(): boolean {
+    return this.#ended !== undefined;
+  }
+
+  /**
+   * Extends the lease now (automatic extension runs anyway). With `ttl`, later automatic
+   * extensions use it too. Rejects with LockLostError when the lock is no longer held.
+   */
+  async extend(ttl?: number): Promise<void> {
+    const next = ttl === undefined ? this.#ttl : checkDuration(ttl, 'ttl');
+    this.#throwIfDone();
+    const sentAt = monotonic();
+    const [result] = await this.#core.extendMany([{ lease: this, ttl: next }]);
+    this.#throwIfDone();
+    if (result instanceof Error) throw result;
+    if (result !== true) {
+      this.lose('taken', 'the lock is no longer held by this lease (extend found another token or none)');
+      this.#throwIfDone();
+    }
+    this.#ttl = next;
+    this.confirm(sentAt, next);
+  }
+
+  /** Compare-and-delete. Resolves true when this holder still held the lock. Idempotent. */
+  release(): Promise<boolean> {
+    if (this.#releasing === undefined) {
+      const wasLost = this.done;
+      this.#releasing = this.#core.release(this).then(
+        (held) => {
+          // Not held any more at release time: it was lost first (a takeover or DEL not heard
+          // of yet, as when polling), and the signal says so rather than "released".
+          if (!wasLost) {
+            this.#finish(
+              held
+                ? LockReleasedError.quick(this.name)
+                : new LockLostError(this.name, 'taken', 'the lock was no longer held when it was released'),
+            );
+          }
+          return held;
+        },
+        (error: unknown) => {
+          // The release never reached Redis: the key lapses at its TTL. The holder is done either way.
+          if (!wasLost)
+            this.#finish(LockReleasedError.quick(this.name, 'released locally (Redis did not answer)'));
+          throw error;
+        },
+      );
+    }
+    return this.#releasing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release();
+  }
+
+  /** @internal A renewal sent at `sentAt` succeeded. */
+  confirm(sentAt: number, ttl: number): void {
+    if (this.done) return;
+    this.#validUntil = sentAt + ttl - drift(ttl);
+    this.renewAt = sentAt + ttl / 3;
+    // A reply to a renewal sent before a long stall arrives after validity already ran out.
+    this.#checkValidity();
+  }
+
+  /** @internal The lease is lost. */
+  lose(reason: LossReason, detail: string, cause?: unknown): void {
+    this.#finish(new LockLostError(this.name, reason, detail, cause === undefined ? undefined : { cause }));
+  }
+
+  /** @internal Ends the lease locally with `error` as the signal's reason (close() uses this). */
+  end(error: LeaseholdError): void {
+    this.#finish(error);
+  }
+
+  /** @internal Aborts now if validity has run out (called by timers and by every getter). */
+  checkValidity(now = monotonic()): boolean {
+    if (this.done) return false;
+    if (now < this.#validUntil) return true;
+    this.lose(
+      'validity',
+      `validity ran out ${Math.round(now - this.#validUntil)} ms ago with no confirmed extension`,
+    );
+    return false;
+  }
+
+  #checkValidity(): void {
+    this.checkValidity();
+  }
+
+  #finish(error: LeaseholdError): void {
+    if (this.done) return;
+    this.#ended = error;
+    this.#controller?.abort(error);
+    this.#host.finished(this, error);
+  }
+
+  #throwIfDone(): void {
+    if (this.#ended !== undefined) throw this.#ended;
+  }
+}

@@ -1,0 +1,271 @@
+import { EventEmitter } from 'node:events';
+import { type ConnectOptions, checkConnectOptions, type ValidConnectOptions } from './connect-options.ts';
+import type { Context } from './context.ts';
+import { loadTelemetry, Observer } from './diagnostics.ts';
+import type { Driver } from './driver/types.ts';
+import type { LeaseholdEvents } from './events.ts';
+import type { Lease } from './lease.ts';
+import { Dispatcher } from './notify/dispatcher.ts';
+import { type AcquireOptions, checkAcquireOptions, checkName } from './options.ts';
+import type { Election } from './primitives/election.ts';
+import type { FairLock } from './primitives/fair.ts';
+import { Keeper } from './primitives/keeper.ts';
+import { Mutex } from './primitives/mutex.ts';
+import { SingleNodeBackend } from './primitives/mutex-backend.ts';
+import { OtherPrimitives } from './primitives/others.ts';
+import { QuorumBackend } from './primitives/quorum-backend.ts';
+import type { ReadWriteLock } from './primitives/rwlock.ts';
+import type { Semaphore, SemaphoreOptions } from './primitives/semaphore.ts';
+import { Renewer } from './renewer.ts';
+import { connectDrivers, createDrivers } from './topology.ts';
+
+/**
+ * A connection to Redis and the coordination primitives on top of it.
+ *
+ * @example
+ * const lh = await Leasehold.connect({ url: 'redis://127.0.0.1:6379' });
+ * await lh.withLock('cron:purge', async (lease) => purge(lease.signal));
+ * await lh.close();
+ */
+export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [LeaseholdEvents[E]] }> {
+  readonly #options: ValidConnectOptions;
+  readonly #drivers: readonly Driver[];
+  readonly #dispatcher = new Dispatcher();
+  readonly #renewer = new Renewer();
+  readonly #observer = new Observer(this);
+  readonly #keeper: Keeper;
+  readonly #mutex: Mutex;
+  #closing: Promise<void> | undefined;
+
+  private constructor(options: ValidConnectOptions, drivers: readonly Driver[]) {
+    super();
+    this.#options = options;
+    this.#drivers = drivers;
+    const driver = drivers[0]!;
+    const self = this;
+    const ctx: Context = {
+      driver,
+      dispatcher: this.#dispatcher,
+      renewer: this.#renewer,
+      prefix: options.prefix,
+      ttl: options.ttl,
+      retryDelay: options.retryDelay,
+      get closed() {
+        return self.#closing !== undefined;
+      },
+      emit: (event, payload) => {
+        // A throwing user listener must not break the lock machinery that emitted the event.
+        try {
+          this.#observer.observe(event, payload);
+          (this.emit as (e: string, p: unknown) => boolean)(event, payload);
+        } catch (error) {
+          queueMicrotask(() => {
+            throw error;
+          });
+        }
+      },
+    };
+    this.#keeper = new Keeper(ctx);
+    this.#mutex = new Mutex(
+      this.#keeper,
+      drivers.length > 1 ? new QuorumBackend(drivers) : new SingleNodeBackend(ctx),
+    );
+    this.#renewer.observer = {
+      extended: ({ name, fencingToken, ttl, expiresAt }) =>
+        ctx.emit('extended', { name, fencingToken, ttl, expiresAt }),
+      extensionFailed: ({ name, fencingToken, expiresAt }, error) =>
+        ctx.emit('extension-failed', { name, fencingToken, error, expiresAt }),
+    };
+    this.#others = new OtherPrimitives(this.#keeper);
+    this.#watchConnections(drivers, ctx);
+  }
+
+  /**
+   * Pushes go to the dispatcher; a reconnect re-checks everything. A dropped connection, with
+   * `onDisconnect: 'abort'`, loses the leases behind it at once: in quorum mode only once fewer
+   * than a majority of nodes are connected.
+   */
+  #watchConnections(drivers: readonly Driver[], ctx: Context): void {
+    const majority = Math.floor(drivers.length / 2) + 1;
+    const down = new Set<Driver>();
+    for (const node of drivers) {
+      node.setHandlers({
+        invalidate: (keys) => this.#dispatcher.invalidate(keys),
+        reset: () => {
+          down.delete(node);
+          this.#dispatcher.everything();
+          this.#keeper.releaseOrphans();
+          ctx.emit('reconnected', {});
+        },
+        disconnected: (error, affects) => {
+          down.add(node);
+          ctx.emit('disconnected', { error });
+          if (this.#options.onDisconnect !== 'abort' || this.#closing !== undefined) return;
+          if (drivers.length > 1 && drivers.length - down.size >= majority) return;
+          const detail = `the connection to Redis was lost (${error?.message ?? 'closed'})`;
+          this.#keeper.loseWhere(affects ?? (() => true), detail);
+        },
+      });
+    }
+  }
+
+  /**
+   * Connects to Redis and arms notifications. Rejects with ConnectError when Redis cannot be
+   * reached within `connectTimeout`, and with TypeError for bad options.
+   */
+  static async connect(options: ConnectOptions = {}): Promise<Leasehold> {
+    const valid = checkConnectOptions(options);
+    const drivers = createDrivers(valid);
+    const lh = new Leasehold(valid, drivers);
+    await connectDrivers(drivers, valid);
+    await loadTelemetry();
+    return lh;
+  }
+
+  /** How waiters learn of changes: invalidation pushes, or polling every `retryDelay`. */
+  get notifications(): 'tracking' | 'polling' {
+    return this.#options.notifications;
+  }
+
+  /** Leases held, names waited on, keys watched: handy for leak checks and dashboards. */
+  get stats(): { held: number; waiting: number; watchedKeys: number; renewing: number } {
+    return { ...this.#keeper.stats, watchedKeys: this.#dispatcher.size, renewing: this.#renewer.size };
+  }
+
+  /**
+   * Waits for the lock and returns its Lease. Rejects with LockTimeoutError after `timeout`,
+   * with `signal.reason` when `signal` aborts, with ConnectionClosedError on close().
+   */
+  acquire(name: string, options?: AcquireOptions): Promise<Lease> {
+    try {
+      checkName(name);
+      return this.#mutex.acquire(name, checkAcquireOptions(options, this.#options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** One attempt: the Lease, or undefined when another holder has it. */
+  async tryAcquire(name: string, options?: Pick<AcquireOptions, 'ttl'>): Promise<Lease | undefined> {
+    checkName(name);
+    const { ttl } = checkAcquireOptions(options, this.#options);
+    return this.#mutex.tryAcquire(name, ttl);
+  }
+
+  /** Takes the lock over from whoever holds it; their `signal` aborts at once. */
+  async forceAcquire(name: string, options?: Pick<AcquireOptions, 'ttl'>): Promise<Lease> {
+    checkName(name);
+    const { ttl } = checkAcquireOptions(options, this.#options);
+    return this.#mutex.forceAcquire(name, ttl);
+  }
+
+  /**
+   * Runs `fn` while holding the lock and releases it afterwards, also when `fn` throws.
+   * Pass `lease.signal` on to the work so that it stops when the lease is lost.
+   */
+  async withLock<T>(
+    name: string,
+    fn: (lease: Lease) => Promise<T> | T,
+    options?: AcquireOptions,
+  ): Promise<T> {
+    if (typeof fn !== 'function')
+      throw new TypeError('leasehold: withLock needs a function as its second argument');
+    const lease = await this.acquire(name, options);
+    try {
+      return await fn(lease);
+    } finally {
+      await lease.release().catch(() => {});
+    }
+  }
+
+  /**
+   * Aborts every outstanding lease's signal (reason LockReleasedError), releases the keys,
+   * rejects waiters with ConnectionClosedError and disconnects. Idempotent.
+   */
+  close(): Promise<void> {
+    if (this.#closing === undefined) {
+      this.#closing = (async () => {
+        await this.#keeper.close().catch(() => {});
+        this.#renewer.close();
+        await Promise.all(this.#drivers.map((driver) => driver.close()));
+      })();
+    }
+    return this.#closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  // --- other primitives ---
+
+  readonly #others: OtherPrimitives;
+
+  /**
+   * A counting semaphore: at most `limit` permits of `name` held at once, across processes.
+   * Throws TypeError in quorum (`nodes`) mode: a majority of independent nodes cannot keep one
+   * permit count. The same holds for the read-write lock, fair lock and election.
+   *
+   * @example
+   * const uploads = lh.semaphore('uploads', { limit: 10 });
+   * await using permit = await uploads.acquire({ permits: 2, timeout: 5_000 });
+   */
+  semaphore(name: string, options: SemaphoreOptions): Semaphore {
+    this.#refuseQuorum('semaphore');
+    return this.#others.semaphore(name, options);
+  }
+
+  /**
+   * A writer-preferring read-write lock: many readers or one writer.
+   *
+   * @example
+   * const config = lh.readWriteLock('config');
+   * await using r = await config.read();
+   */
+  readWriteLock(name: string): ReadWriteLock {
+    this.#refuseQuorum('readWriteLock');
+    return this.#others.readWriteLock(name);
+  }
+
+  /**
+   * A fair lock: waiters are served in arrival order, and a release wakes only the next one.
+   *
+   * @example
+   * await using turn = await lh.fairLock('payouts').acquire();
+   */
+  fairLock(name: string): FairLock {
+    this.#refuseQuorum('fairLock');
+    return this.#others.fairLock(name);
+  }
+
+  /**
+   * Leader election: `campaign()` waits to lead, `leader()` tells who leads, `observe()` yields
+   * every change.
+   *
+   * @example
+   * const term = await lh.election('scheduler').campaign('node-a');
+   */
+  election(name: string): Election {
+    this.#refuseQuorum('election');
+    return this.#others.election(name);
+  }
+
+  // A majority of independent nodes cannot keep one permit count (nor, in this version, a reader
+  // set, a queue or a leader log): refuse rather than quietly run on the first node alone.
+  #refuseQuorum(what: string): void {
+    if (this.#drivers.length > 1) {
+      throw new TypeError(
+        `leasehold: ${what}() is not available in quorum mode (option "nodes" received ` +
+          `${this.#drivers.length} nodes); connect it with "url", "sentinel" or "cluster" (see docs/semaphore.md)`,
+      );
+    }
+    // The in-memory backend runs the mutex's scripts only, so far: say so now, not with an ERR
+    // from the first acquire.
+    if (this.#options.memory !== undefined) {
+      throw new TypeError(
+        `leasehold: ${what}() is not available with the in-memory backend yet (option "backend"); ` +
+          'only the mutex is (see docs/memory.md)',
+      );
+    }
+  }
+}

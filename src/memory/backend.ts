@@ -1,0 +1,177 @@
+import { monotonic } from '../clock.ts';
+
+interface Entry {
+  value: string;
+  /** Monotonic ms; undefined: no TTL. */
+  expiresAt: number | undefined;
+}
+
+/** One "connection" to a MemoryBackend: what tracking emulation needs to know of it. @internal */
+export interface MemoryClient {
+  readonly tracking: boolean;
+  /** Delivers an invalidation push (`null`: everything may have changed). */
+  push(keys: string[] | null): void;
+}
+
+/**
+ * An in-process stand-in for one Redis server: string keys with millisecond TTLs, INCR, and
+ * client-tracking emulation. Share one backend between several Leasehold instances in a process
+ * (for example in a unit test) and they coordinate exactly as if they shared a Redis, with
+ * notifications, fencing tokens and TTLs, but without a server and in microseconds.
+ *
+ * Tracking follows Redis 7.0's default mode with NOLOOP: a client is told (once) about a key it
+ * has read, when another client writes or deletes it or when it expires. Unlike Redis, expiry is
+ * reported on time (a timer per backend), not seconds late.
+ *
+ * @example
+ * import { Leasehold, MemoryBackend } from 'leasehold';
+ * const backend = new MemoryBackend();
+ * const a = await Leasehold.connect({ backend });
+ * const b = await Leasehold.connect({ backend });
+ * const lease = await a.acquire('job');
+ * await b.tryAcquire('job'); // undefined: a holds it
+ */
+export class MemoryBackend {
+  /** The backend `Leasehold.connect({ backend: 'memory' })` uses: one per process. */
+  static readonly shared = new MemoryBackend();
+
+  readonly #data = new Map<string, Entry>();
+  /** key -> clients that read it since its last change (one-shot, like Redis's tracking table). */
+  readonly #trackers = new Map<string, Set<MemoryClient>>();
+  readonly #clients = new Set<MemoryClient>();
+  #timer: NodeJS.Timeout | undefined;
+  #timerAt = Number.POSITIVE_INFINITY;
+
+  /** Number of live keys (expired ones are dropped first). */
+  get size(): number {
+    this.#expire();
+    return this.#data.size;
+  }
+
+  /** Deletes every key and tells every tracking client that everything may have changed. */
+  flush(): void {
+    this.#data.clear();
+    this.#trackers.clear();
+    for (const client of this.#clients) if (client.tracking) client.push(null);
+  }
+
+  /** @internal */
+  attach(client: MemoryClient): void {
+    this.#clients.add(client);
+  }
+
+  /** @internal */
+  detach(client: MemoryClient): void {
+    this.#clients.delete(client);
+    for (const [key, set] of this.#trackers) {
+      set.delete(client);
+      if (set.size === 0) this.#trackers.delete(key);
+    }
+  }
+
+  /** @internal A read by `client`: returns the value and arms tracking of `key` for it. */
+  get(key: string, client?: MemoryClient): string | null {
+    this.track(key, client);
+    return this.#live(key)?.value ?? null;
+  }
+
+  /** @internal Remaining TTL in ms: -2 missing, -1 no TTL (Redis's PTTL). */
+  pttl(key: string, client?: MemoryClient): number {
+    this.track(key, client);
+    const entry = this.#live(key);
+    if (entry === undefined) return -2;
+    if (entry.expiresAt === undefined) return -1;
+    return Math.max(0, Math.ceil(entry.expiresAt - monotonic()));
+  }
+
+  /** @internal Arms tracking of `key` for `client` (a script's read arms all its declared keys). */
+  track(key: string, client: MemoryClient | undefined): void {
+    if (client === undefined || !client.tracking) return;
+    let set = this.#trackers.get(key);
+    if (set === undefined) {
+      set = new Set();
+      this.#trackers.set(key, set);
+    }
+    set.add(client);
+  }
+
+  /** @internal SET with optional PX and NX. Returns false when NX found the key. */
+  set(key: string, value: string, options: { px?: number; nx?: boolean } = {}, by?: MemoryClient): boolean {
+    if (options.nx === true && this.#live(key) !== undefined) return false;
+    const expiresAt = options.px === undefined ? undefined : monotonic() + options.px;
+    this.#data.set(key, { value, expiresAt });
+    if (expiresAt !== undefined) this.#arm(expiresAt);
+    this.#changed(key, by);
+    return true;
+  }
+
+  /** @internal */
+  del(key: string, by?: MemoryClient): boolean {
+    if (this.#live(key) === undefined) return false;
+    this.#data.delete(key);
+    this.#changed(key, by);
+    return true;
+  }
+
+  /** @internal PEXPIRE (ttl) or PERSIST (undefined). False when the key is missing. */
+  expire(key: string, ttl: number | undefined, by?: MemoryClient): boolean {
+    const entry = this.#live(key);
+    if (entry === undefined) return false;
+    entry.expiresAt = ttl === undefined ? undefined : monotonic() + ttl;
+    if (entry.expiresAt !== undefined) this.#arm(entry.expiresAt);
+    this.#changed(key, by);
+    return true;
+  }
+
+  /** @internal INCR: the new value as a string (exact beyond 2^53, like Redis's reply via GET). */
+  incr(key: string, by?: MemoryClient): string {
+    const entry = this.#live(key);
+    const next = (entry === undefined ? 0n : BigInt(entry.value)) + 1n;
+    this.#data.set(key, { value: String(next), expiresAt: entry?.expiresAt });
+    this.#changed(key, by);
+    return String(next);
+  }
+
+  /** The entry unless its TTL ran out (then it is expired now, and its trackers told). */
+  #live(key: string): Entry | undefined {
+    const entry = this.#data.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt !== undefined && entry.expiresAt <= monotonic()) {
+      this.#data.delete(key);
+      this.#changed(key, undefined);
+      return undefined;
+    }
+    return entry;
+  }
+
+  /** A write: tell every client tracking the key except the writer (NOLOOP), then forget them all. */
+  #changed(key: string, by: MemoryClient | undefined): void {
+    const set = this.#trackers.get(key);
+    if (set === undefined) return;
+    this.#trackers.delete(key);
+    for (const client of set) if (client !== by) client.push([key]);
+  }
+
+  #arm(at: number): void {
+    if (at >= this.#timerAt) return;
+    clearTimeout(this.#timer);
+    this.#timerAt = at;
+    this.#timer = setTimeout(() => this.#expire(), Math.max(0, Math.ceil(at - monotonic())));
+    this.#timer.unref();
+  }
+
+  /** Expires every key whose TTL ran out and re-arms the timer for the next one. */
+  #expire(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerAt = Number.POSITIVE_INFINITY;
+    const now = monotonic();
+    let next = Number.POSITIVE_INFINITY;
+    for (const [key, entry] of this.#data) {
+      if (entry.expiresAt === undefined) continue;
+      if (entry.expiresAt <= now) this.#live(key);
+      else next = Math.min(next, entry.expiresAt);
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.#arm(next);
+  }
+}

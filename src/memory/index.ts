@@ -1,0 +1,6 @@
+/**
+ * `leasehold/memory`: the in-memory backend, also exported from `leasehold`.
+ * @module
+ */
+export { MemoryBackend } from './backend.ts';
+export { defineMemoryScript, type MemoryScript, type MemoryScriptCall } from './scripts.ts';

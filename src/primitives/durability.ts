@@ -1,0 +1,44 @@
+import type { Driver } from '../driver/types.ts';
+import { DurabilityError, toLeaseholdError } from '../errors.ts';
+import { scripts } from '../scripts/index.ts';
+
+/**
+ * The `durability` option (Sentinel, Cluster): after an acquisition, WAIT until `replicas`
+ * replicas acknowledged the write, or give the lock back. Taken before the write is sent:
+ * which connection will write it (undefined when durability is off).
+ */
+export function durabilityEpoch(driver: Driver, key: string): number | undefined {
+  return driver.durability?.epoch(key);
+}
+
+/**
+ * Runs after a successful acquisition, before the lease exists. Too few acknowledgements:
+ * releases the key and throws DurabilityError. WAIT not possible on the connection that wrote
+ * (it dropped or was replaced): releases the key and throws RedisUnavailableError, which a
+ * waiting acquire() retries.
+ */
+export async function confirmDurable(
+  driver: Driver,
+  name: string,
+  key: string,
+  token: string,
+  epoch: number | undefined,
+): Promise<void> {
+  const durability = driver.durability;
+  if (durability === undefined || epoch === undefined) return;
+  let acknowledged: number;
+  try {
+    acknowledged = await durability.wait(key, epoch);
+  } catch (error) {
+    await giveBack(driver, key, token);
+    throw toLeaseholdError(error, 'WAIT after acquiring');
+  }
+  if (acknowledged >= durability.replicas) return;
+  await giveBack(driver, key, token);
+  throw new DurabilityError(name, acknowledged, durability.replicas, durability.timeout);
+}
+
+/** Best effort: when the release cannot be sent either, the key lapses at its TTL. */
+async function giveBack(driver: Driver, key: string, token: string): Promise<void> {
+  await driver.eval({ script: scripts.release, keys: [key], args: [token] }).catch(() => {});
+}

@@ -1,0 +1,330 @@
+import { monotonic } from '../clock.ts';
+import type { Context } from '../context.ts';
+import {
+  ConnectionClosedError,
+  type LeaseholdError,
+  LockReleasedError,
+  LockTimeoutError,
+  QuorumError,
+  RedisCommandError,
+  RedisUnavailableError,
+  toLeaseholdError,
+} from '../errors.ts';
+import { Lease, type LeaseCore, type LeaseHost, type LeaseInit } from '../lease.ts';
+import type { ValidAcquireOptions } from '../options.ts';
+import { type Attempt, type Waiter, WaitQueue } from '../wait-queue.ts';
+
+/** A waiter that carries its own attempt (readers and writers of one name differ). */
+interface KeeperWaiter extends Waiter<Lease> {
+  attempt(): Promise<Attempt<Lease>>;
+  /** Why the last attempt could not even ask (Redis or a quorum unreachable), for the timeout error. */
+  lastError: LeaseholdError | undefined;
+}
+
+/** How a held lease reacts to a push on its watched key. */
+export interface Holding {
+  /** The key whose invalidation may mean the lease is gone. */
+  key: string;
+  /**
+   * 'verify': any push re-verifies (single-holder keys). 'reset-only': only a flush or reconnect
+   * does, because the key is shared by several holders whose extensions write it: verifying on
+   * those pushes would make holders wake each other forever.
+   */
+  policy: 'verify' | 'reset-only';
+  /** Local wait queues (and other wakers) to wake when this lease ends. */
+  wake: readonly string[];
+  /** Runs once when the lease ends, before the wake-ups. */
+  onEnd?: () => void;
+}
+
+interface Held {
+  key: string;
+  core: LeaseCore;
+  unwatch: () => void;
+  wake: readonly string[];
+  onEnd: (() => void) | undefined;
+}
+
+/**
+ * What the mutex, semaphore, read-write lock, fair lock and election share: per-key local wait queues
+ * driven by pushes and retry timers, the bookkeeping of held leases, and close(). One Keeper
+ * serves every primitive of an instance, the mutex included.
+ * @internal
+ */
+export class Keeper {
+  readonly ctx: Context;
+  readonly #host: LeaseHost;
+  readonly #queues = new Map<string, { queue: WaitQueue<Lease, KeeperWaiter>; unwatch: () => void }>();
+  readonly #held = new Map<Lease, Held>();
+  readonly #inFlight = new Set<Promise<unknown>>();
+  /** Leases lost to a dropped connection whose keys are still to be given back. */
+  readonly #orphans = new Set<{ lease: Lease; core: LeaseCore }>();
+  /** Other local things to wake by key (fair-lock waiters, election observers). */
+  readonly #wakers = new Map<string, Set<() => void>>();
+  /** Called by close(): waiters outside the wait queues (fair lock, observers) end themselves. */
+  readonly #closers = new Set<() => void>();
+
+  constructor(ctx: Context) {
+    this.ctx = ctx;
+    this.#host = {
+      finished: (lease, error) => this.#finished(lease, error),
+    };
+  }
+
+  get stats(): { held: number; waiting: number } {
+    return { held: this.#held.size, waiting: this.#queues.size + this.#closers.size };
+  }
+
+  /**
+   * Waits in the local queue `queue.key` until `attempt` succeeds. The queue retries on a push for
+   * any of `queue.watch`, on a local wake of its key, and at the retry time each failed attempt
+   * returns. `queue.shared`: a success may leave room for the next waiter (readers, permits).
+   * `withdraw` runs when the waiter ends without the lease (timeout, abort, close, error).
+   */
+  wait(
+    name: string,
+    queue: { key: string; watch: readonly string[]; shared: boolean },
+    options: ValidAcquireOptions,
+    attempt: () => Promise<Attempt<Lease>>,
+    withdraw?: () => void,
+  ): Promise<Lease> {
+    const queueKey = queue.key;
+    const { signal, timeout } = options;
+    if (this.ctx.closed) return Promise.reject(new ConnectionClosedError());
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const startedAt = monotonic();
+    return new Promise<Lease>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const cleanup = () => {
+        waiter.settled = true;
+        if (timer !== undefined) clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const fail = (error: unknown) => {
+        cleanup();
+        this.#queues.get(queueKey)?.queue.remove(waiter);
+        withdraw?.();
+        reject(error);
+      };
+      const onAbort = () => {
+        if (!waiter.settled) fail(signal?.reason);
+      };
+      const waiter: KeeperWaiter = {
+        settled: false,
+        oneShot: timeout === 0,
+        attempt,
+        resolve: (lease) => {
+          cleanup();
+          // Shared leases (readers, permits): the next local waiter may get in too, so try it now.
+          if (queue.shared) this.#queues.get(queueKey)?.queue.wake();
+          this.ctx.emit('acquired', {
+            name,
+            fencingToken: lease.fencingToken,
+            waited: monotonic() - startedAt,
+          });
+          resolve(lease);
+        },
+        giveUp: (error) => fail(error ?? timeoutError()),
+        lastError: undefined,
+      };
+      // Unreachable nodes are a different failure than a busy lock: say which one it was.
+      const timeoutError = () =>
+        waiter.lastError instanceof QuorumError ? waiter.lastError : new LockTimeoutError(name, timeout);
+      if (timeout > 0 && timeout !== Number.POSITIVE_INFINITY) {
+        timer = setTimeout(() => {
+          if (!waiter.settled) fail(timeoutError());
+        }, timeout);
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#queueFor(queueKey, queue.watch).add(waiter);
+    });
+  }
+
+  /** Wakes the local queue and wakers of `key` (this process's own writes bring no push: NOLOOP). */
+  wake(key: string): void {
+    this.#queues.get(key)?.queue.wake();
+    for (const waker of this.#wakers.get(key) ?? []) waker();
+  }
+
+  /** Registers a local waker for `key`; returns its removal. */
+  onWake(key: string, waker: () => void): () => void {
+    let set = this.#wakers.get(key);
+    if (set === undefined) {
+      set = new Set();
+      this.#wakers.set(key, set);
+    }
+    set.add(waker);
+    return () => {
+      set.delete(waker);
+      if (set.size === 0 && this.#wakers.get(key) === set) this.#wakers.delete(key);
+    };
+  }
+
+  /** Registers something close() must end; returns its removal. */
+  onClose(closer: () => void): () => void {
+    this.#closers.add(closer);
+    return () => this.#closers.delete(closer);
+  }
+
+  /** Wraps a lease just granted by Redis: renewal, notifications, and close() bookkeeping. */
+  hold(init: Omit<LeaseInit, 'host'>, holding: Holding, make = (i: LeaseInit) => new Lease(i)): Lease {
+    const lease = make({ ...init, host: this.#host });
+    if (this.ctx.closed) {
+      // close() raced with this acquisition: give it back instead of stranding it.
+      lease.end(new ConnectionClosedError());
+      void this.track(init.core.release(lease)).catch(() => {});
+      throw new ConnectionClosedError();
+    }
+    const unwatch = this.ctx.dispatcher.watch(holding.key, {
+      onChange: (everything) => {
+        if (everything || holding.policy === 'verify') this.ctx.renewer.verifySoon(lease);
+      },
+    });
+    this.#held.set(lease, {
+      key: holding.key,
+      core: init.core,
+      unwatch,
+      wake: holding.wake,
+      onEnd: holding.onEnd,
+    });
+    this.ctx.renewer.add(lease, init.core);
+    return lease;
+  }
+
+  /**
+   * A connection went down: every lease whose key lived behind it is lost at once (nobody can
+   * tell this process about changes any more). Their keys are given back after the reconnect.
+   */
+  loseWhere(affects: (key: string) => boolean, detail: string): void {
+    for (const [lease, held] of [...this.#held]) {
+      if (!affects(held.key)) continue;
+      this.#orphans.add({ lease, core: held.core });
+      lease.lose('disconnected', detail);
+    }
+  }
+
+  /** After a reconnect: release the keys of leases lost to the disconnect (compare-and-delete). */
+  releaseOrphans(): void {
+    const now = monotonic();
+    for (const orphan of [...this.#orphans]) {
+      this.#orphans.delete(orphan);
+      // Past its validity the key has expired by itself (or belongs to someone else: no harm).
+      if (orphan.lease.validUntil <= now) continue;
+      void this.track(orphan.core.release(orphan.lease)).catch((error: unknown) => {
+        if (error instanceof RedisUnavailableError) this.#orphans.add(orphan);
+      });
+    }
+  }
+
+  /** Keeps `promise` in the set close() waits for. */
+  track<T>(promise: Promise<T>): Promise<T> {
+    this.#inFlight.add(promise);
+    const done = () => this.#inFlight.delete(promise);
+    promise.then(done, done);
+    return promise;
+  }
+
+  /** Runs one script call, mapping failures to LeaseholdErrors (ConnectionClosedError once closed). */
+  async run(promise: Promise<unknown>, operation: string): Promise<unknown> {
+    try {
+      return await this.track(promise);
+    } catch (error) {
+      if (this.ctx.closed) throw new ConnectionClosedError();
+      throw toLeaseholdError(error, operation);
+    }
+  }
+
+  /** close(): waiters reject, attempts in flight settle, held leases are released. */
+  async close(): Promise<void> {
+    for (const { queue, unwatch } of this.#queues.values()) {
+      for (const waiter of queue.drain()) waiter.giveUp(new ConnectionClosedError());
+      unwatch();
+    }
+    this.#queues.clear();
+    for (const closer of [...this.#closers]) closer();
+    this.#closers.clear();
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+    const held = [...this.#held.entries()];
+    for (const [lease] of held) lease.end(LockReleasedError.quick(lease.name, 'released by close()'));
+    await Promise.allSettled(held.map(([lease, { core }]) => core.release(lease)));
+  }
+
+  #queueFor(key: string, watch: readonly string[]): WaitQueue<Lease, KeeperWaiter> {
+    const existing = this.#queues.get(key);
+    if (existing !== undefined) return existing.queue;
+    const queue = new WaitQueue<Lease, KeeperWaiter>({
+      attempt: (waiter) =>
+        waiter.attempt().then(
+          (result) => {
+            waiter.lastError = undefined;
+            return result;
+          },
+          (error: unknown) => {
+            // Unreachable: try again after a pause, or at once when the connection comes back.
+            if (error instanceof RedisUnavailableError || error instanceof QuorumError) {
+              waiter.lastError = error;
+              return { retryIn: this.ctx.retryDelay };
+            }
+            throw error;
+          },
+        ),
+      discard: (lease) => void lease.release().catch(() => {}),
+      onIdle: () => {
+        const entry = this.#queues.get(key);
+        if (entry?.queue !== queue) return;
+        entry.unwatch();
+        this.#queues.delete(key);
+      },
+    });
+    const unwatchers = watch.map((k) => this.ctx.dispatcher.watch(k, { onChange: () => queue.wake() }));
+    this.#queues.set(key, {
+      queue,
+      unwatch: () => {
+        for (const u of unwatchers) u();
+      },
+    });
+    return queue;
+  }
+
+  #finished(lease: Lease, error: LeaseholdError): void {
+    const held = this.#held.get(lease);
+    if (held === undefined) return;
+    this.#held.delete(lease);
+    held.unwatch();
+    held.onEnd?.();
+    this.ctx.renewer.delete(lease);
+    const { name, fencingToken } = lease;
+    if (error instanceof LockReleasedError) this.ctx.emit('released', { name, fencingToken });
+    else this.ctx.emit('lost', { name, fencingToken, error });
+    for (const key of held.wake) this.wake(key);
+  }
+
+  /** The retry delay after a failed attempt: Redis's hint, capped by polling when there are no pushes. */
+  retryIn(hint: number, fallback: number, tracking = this.ctx.driver.tracking): number {
+    const untilChange = hint >= 0 ? hint + 1 : fallback;
+    return tracking ? untilChange : Math.min(untilChange, this.ctx.retryDelay);
+  }
+}
+
+/** A script's integer or string reply as a number. */
+export function toNumber(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string') return Number(value);
+  if (value instanceof Uint8Array) return Number(Buffer.from(value).toString());
+  throw new RedisCommandError(`unexpected reply from Redis: ${JSON.stringify(value)}`);
+}
+
+/** A fencing token (sent as a string by the scripts, exact beyond 2^53). */
+export function toFence(value: unknown): bigint {
+  if (typeof value === 'string' || typeof value === 'number') return BigInt(value);
+  if (value instanceof Uint8Array) return BigInt(Buffer.from(value).toString());
+  throw new RedisCommandError(`unexpected fencing token from Redis: ${JSON.stringify(value)}`);
+}
+
+/** A script's `{ok, value}` reply. */
+export function pair(reply: unknown, script: string): [number, unknown] {
+  if (!Array.isArray(reply) || reply.length < 2) {
+    throw new RedisCommandError(`unexpected reply from the ${script} script: ${JSON.stringify(reply)}`);
+  }
+  return [toNumber(reply[0]), reply[1]];
+}

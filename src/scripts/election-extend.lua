@@ -1,0 +1,10 @@
+-- Extend a term if this candidate still leads.
+-- KEYS[1]  leader hash
+-- ARGV[1]  token
+-- ARGV[2]  ttl in ms
+-- Returns  1 when extended, 0 when no longer leader.
+if redis.call('HGET', KEYS[1], 'token') == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0

@@ -1,0 +1,61 @@
+-- Join (or stay in) a fair lock's FIFO queue, and take the lock when first in line and free.
+-- KEYS[1]  lock key: the holder's token, with a TTL
+-- KEYS[2]  queue: sorted set, member = waiter token, score = arrival number
+-- KEYS[3]  deadlines: sorted set, member = waiter token, score = deadline (server ms)
+-- KEYS[4]  arrival counter
+-- KEYS[5]  fencing counter
+-- KEYS[6]  this waiter's turn key: written when it becomes first in line and the lock is free
+-- ARGV[1]  waiter token (stable for the whole wait)
+-- ARGV[2]  lease ttl in ms
+-- ARGV[3]  waiter ttl in ms: the deadline is pushed this far ahead on every attempt
+-- ARGV[4]  turn key prefix (the token is appended; same hash tag, so the same slot)
+-- ARGV[5]  '1' to join the queue when the lock cannot be had now, '0' for a single attempt
+-- Returns  {1, fencingToken} on success
+--          {0, ms}           otherwise: ms until the holder's TTL runs out (when first in line)
+--                            or until the first waiter's deadline passes (a fallback timer)
+-- Waiters whose deadline passed (crashed, paused, abandoned) are dropped first, so a dead waiter
+-- delays the ones behind it by its deadline at most. The closing GET arms tracking of the turn key.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local token, ttl, wttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local before = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+for _, dead in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
+  redis.call('ZREM', KEYS[2], dead)
+  redis.call('ZREM', KEYS[3], dead)
+end
+local queued = redis.call('ZSCORE', KEYS[2], token)
+local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+local free = redis.call('EXISTS', KEYS[1]) == 0
+if free and (head == token or (not head and not queued)) then
+  redis.call('SET', KEYS[1], token, 'PX', ttl)
+  redis.call('ZREM', KEYS[2], token)
+  redis.call('ZREM', KEYS[3], token)
+  redis.call('DEL', KEYS[6])
+  redis.call('INCR', KEYS[5])
+  return {1, redis.call('GET', KEYS[5])}
+end
+if queued or ARGV[5] == '1' then
+  if not queued then
+    redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[4]), token)
+    head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  end
+  redis.call('ZADD', KEYS[3], now + wttl, token)
+  -- The queue outlives its last waiter only briefly; never shorten another waiter's horizon.
+  for k = 2, 3 do
+    if redis.call('PTTL', KEYS[k]) < wttl * 2 then
+      redis.call('PEXPIRE', KEYS[k], wttl * 2)
+    end
+  end
+end
+-- Dropping a dead head made someone else first in line while the lock is free: wake only them.
+if free and head and head ~= before and head ~= token then
+  redis.call('SET', ARGV[4] .. head, '1', 'PX', wttl)
+end
+redis.call('GET', KEYS[6])
+if head == token then
+  return {0, redis.call('PTTL', KEYS[1])}
+end
+if not head then
+  return {0, -1}
+end
+return {0, math.max(0, tonumber(redis.call('ZSCORE', KEYS[3], head)) - now)}

@@ -1,0 +1,38 @@
+-- Take the write lease if no writer and no reader holds the lock. Otherwise register (or
+-- refresh) this writer as waiting, which keeps new readers out until it gets in or gives up.
+-- KEYS[1]  writer key: the writer's token, with a TTL
+-- KEYS[2]  readers sorted set (token -> expiry, server ms)
+-- KEYS[3]  waiting writers sorted set (token -> deadline, server ms)
+-- KEYS[4]  fencing counter, shared by readers and writers
+-- KEYS[5]  reader-release counter
+-- ARGV[1]  writer token (stable while this writer waits)
+-- ARGV[2]  ttl in ms (of the lease, and of the waiting registration)
+-- ARGV[3]  '1' to register as waiting when blocked, '0' for a single attempt (tryWrite)
+-- Returns  {1, fencingToken} on success
+--          {0, ms}           when blocked: ms until the writer's TTL or the last reader's
+--                            expiry (a fallback; releases are pushed)
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[2])
+if redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now) > 0 then
+  redis.call('INCR', KEYS[5])
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local writer = redis.call('PTTL', KEYS[1])
+if writer == -2 and redis.call('ZCARD', KEYS[2]) == 0 then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  redis.call('INCR', KEYS[4])
+  return {1, redis.call('GET', KEYS[4])}
+end
+if ARGV[3] == '1' then
+  redis.call('ZADD', KEYS[3], now + ttl, ARGV[1])
+  if redis.call('PTTL', KEYS[3]) < ttl then
+    redis.call('PEXPIRE', KEYS[3], ttl)
+  end
+end
+if writer ~= -2 then
+  return {0, writer}
+end
+local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+return {0, math.max(0, tonumber(last[2]) - now)}

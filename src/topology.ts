@@ -1,0 +1,64 @@
+import type { ValidConnectOptions } from './connect-options.ts';
+import { IoredisDriver } from './driver/ioredis.ts';
+import { NodeRedisDriver } from './driver/node-redis.ts';
+import { topologyDriver, topologyTarget } from './driver/topology-driver.ts';
+import type { Driver } from './driver/types.ts';
+import { ConnectError } from './errors.ts';
+import { MemoryDriver } from './memory/driver.ts';
+
+/** The drivers an instance talks through: one, or one per node in quorum mode. */
+export function createDrivers(valid: ValidConnectOptions): Driver[] {
+  const tracking = valid.notifications === 'tracking';
+  if (valid.memory !== undefined) return [new MemoryDriver(valid.memory, tracking)];
+  const make = (url: string, client?: unknown): Driver => {
+    const options = { url, tracking, ...(client === undefined ? {} : { client }) };
+    return valid.driver === 'ioredis' ? new IoredisDriver(options) : new NodeRedisDriver(options);
+  };
+  if (valid.nodes !== undefined) return valid.nodes.map((url) => make(url));
+  const replicated = topologyDriver(valid); // cluster / sentinel
+  if (replicated !== undefined) return [replicated];
+  return [make(valid.url, valid.client)];
+}
+
+/**
+ * Connects every driver within `connectTimeout`. One Redis must answer; in quorum mode a
+ * majority must, and the others keep connecting in the background (their commands fail until
+ * then, which a majority tolerates). On failure every driver is closed.
+ */
+export async function connectDrivers(drivers: readonly Driver[], valid: ValidConnectOptions): Promise<void> {
+  const needed = drivers.length === 1 ? 1 : Math.floor(drivers.length / 2) + 1;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), valid.connectTimeout);
+  });
+  const errors: unknown[] = [];
+  let connected = 0;
+  const enough = new Promise<'ok' | 'failed'>((resolve) => {
+    for (const driver of drivers) {
+      driver.connect().then(
+        () => {
+          connected += 1;
+          if (connected >= needed) resolve('ok');
+        },
+        (error: unknown) => {
+          errors.push(error);
+          if (errors.length > drivers.length - needed) resolve('failed');
+        },
+      );
+    }
+  });
+  const outcome = await Promise.race([enough, deadline]).finally(() => clearTimeout(timer));
+  if (outcome === 'ok') return;
+  await Promise.all(drivers.map((driver) => driver.close().catch(() => {})));
+  const typeError = errors.find((e) => e instanceof TypeError);
+  if (typeError !== undefined) throw typeError;
+  const where =
+    topologyTarget(valid) ??
+    (valid.nodes !== undefined
+      ? `${needed} of ${drivers.length} nodes (${valid.nodes.join(', ')})`
+      : valid.client === undefined
+        ? valid.url
+        : 'the client passed in "client"');
+  const why = outcome === 'timeout' ? `no answer within ${valid.connectTimeout} ms` : String(errors[0]);
+  throw new ConnectError(`could not connect to Redis at ${where}: ${why}`, { cause: errors[0] });
+}

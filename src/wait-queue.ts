@@ -1,0 +1,139 @@
+/** The outcome of one attempt: the thing acquired, or how long until trying again is worthwhile. */
+export type Attempt<T> = { acquired: T } | { retryIn: number };
+
+/** One caller waiting in a queue. */
+export interface Waiter<T> {
+  /** Settled already (timed out, aborted or resolved): skip it. */
+  settled: boolean;
+  /** Make exactly one attempt, then give up (timeout 0). */
+  readonly oneShot: boolean;
+  resolve(value: T): void;
+  /** Busy after its one attempt (oneShot), or a failure to report. */
+  giveUp(error?: unknown): void;
+}
+
+/**
+ * The waiters of one process for one lock name. They share a single in-flight attempt, so a
+ * release wakes one round trip here, not a herd. Wake-ups (a push, a local release, the retry
+ * timer at the holder's remaining TTL, a reconnect) that arrive while an attempt is in flight
+ * mark it dirty, and the queue tries again as soon as that attempt fails: no change is missed
+ * between the attempt's read and its reply.
+ */
+export class WaitQueue<T, W extends Waiter<T> = Waiter<T>> {
+  readonly #waiters: W[] = [];
+  readonly #attempt: (waiter: W) => Promise<Attempt<T>>;
+  readonly #discard: (value: T) => void;
+  readonly #onIdle: () => void;
+  #inFlight = false;
+  #dirty = false;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: {
+    attempt: (waiter: W) => Promise<Attempt<T>>;
+    /** An attempt succeeded for a waiter that had already given up: undo it. */
+    discard: (value: T) => void;
+    /** The queue has no waiters and nothing in flight: the owner may drop it. */
+    onIdle: () => void;
+  }) {
+    this.#attempt = options.attempt;
+    this.#discard = options.discard;
+    this.#onIdle = options.onIdle;
+  }
+
+  get waiting(): number {
+    return this.#waiters.length;
+  }
+
+  get idle(): boolean {
+    return this.#waiters.length === 0 && !this.#inFlight;
+  }
+
+  add(waiter: W): void {
+    this.#waiters.push(waiter);
+    this.wake();
+  }
+
+  /** A waiter gave up (timeout, abort): forget it. */
+  remove(waiter: W): void {
+    const i = this.#waiters.indexOf(waiter);
+    if (i >= 0) this.#waiters.splice(i, 1);
+    this.#maybeIdle();
+  }
+
+  /** Something may have changed: attempt now, or right after the attempt in flight. */
+  wake(): void {
+    if (this.#inFlight) {
+      this.#dirty = true;
+      return;
+    }
+    void this.#run();
+  }
+
+  /** Every waiter, for close(). */
+  drain(): W[] {
+    const all = this.#waiters.splice(0);
+    this.#clearTimer();
+    return all;
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  async #run(): Promise<void> {
+    this.#clearTimer();
+    const head = this.#waiters[0];
+    if (head === undefined) {
+      this.#maybeIdle();
+      return;
+    }
+    this.#inFlight = true;
+    this.#dirty = false;
+    let result: Attempt<T>;
+    try {
+      result = await this.#attempt(head);
+    } catch (error) {
+      this.#inFlight = false;
+      this.#settle(head);
+      head.giveUp(error);
+      this.wake();
+      return;
+    }
+    this.#inFlight = false;
+    if ('acquired' in result) {
+      this.#settle(head);
+      if (head.settled) this.#discard(result.acquired);
+      else head.resolve(result.acquired);
+      // Whoever waits next is woken by the local release or loss of what was just acquired.
+      this.#maybeIdle();
+      return;
+    }
+    if (head.oneShot && !head.settled) {
+      this.#settle(head);
+      head.giveUp();
+    }
+    if (this.#dirty || (head.settled && this.#waiters.length > 0)) {
+      this.wake();
+      return;
+    }
+    if (this.#waiters.length === 0) {
+      this.#maybeIdle();
+      return;
+    }
+    this.#timer = setTimeout(() => this.wake(), Math.max(0, result.retryIn));
+    this.#timer.unref();
+  }
+
+  #settle(waiter: W): void {
+    const i = this.#waiters.indexOf(waiter);
+    if (i >= 0) this.#waiters.splice(i, 1);
+  }
+
+  #maybeIdle(): void {
+    if (this.idle) {
+      this.#clearTimer();
+      this.#onIdle();
+    }
+  }
+}

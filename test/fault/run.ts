@@ -1,0 +1,86 @@
+// `npm run safety`: runs every fault scenario in every mode Leasehold.connect() supports, checks
+// each run with the safety checker and writes docs/safety.md.
+//
+//   node --import tsx test/fault/run.ts [--short] [--only id,id] [--modes single,quorum] [--out file]
+//
+// --short uses a 400 ms TTL, 2 workers and one round per scenario (what the test suite runs); the default is
+// a 1 s TTL and 3 rounds. The report is written for complete runs, or to --out when given.
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { MODES, type ModeName, pendingReason, type RunResult, runScenario } from './engine.ts';
+import { type Row, renderReport } from './report.ts';
+import { FencedResource } from './resource.ts';
+import { SCENARIOS } from './scenarios.ts';
+import { violations } from './verdict.ts';
+
+const { values } = parseArgs({
+  options: {
+    short: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    modes: { type: 'string' },
+    out: { type: 'string' },
+  },
+});
+const ttl = values.short ? 400 : 1_000;
+const rounds = values.short ? 1 : 3;
+const workers = values.short ? 2 : 3;
+const only = values.only?.split(',');
+const modes = (values.modes?.split(',') ?? ['single', 'quorum', 'cluster']) as ModeName[];
+// Exit through process.exit so the harness's exit hook kills every server and worker it started.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+const started = performance.now();
+const resource = await FencedResource.start();
+const rows: Row[] = [];
+let failed = false;
+try {
+  for (const scenario of SCENARIOS) {
+    if (only !== undefined && !only.includes(scenario.id)) continue;
+    for (const name of modes) {
+      const mode = MODES[name];
+      if (scenario.modes !== undefined && !scenario.modes.includes(name)) continue;
+      if (scenario.needsProxy && !mode.proxied) {
+        rows.push({
+          scenario,
+          mode: name,
+          pending: 'n/a: needs a proxy per client (cluster nodes announce real ports)',
+        });
+        continue;
+      }
+      const pending = pendingReason(mode, scenario);
+      if (pending !== undefined) {
+        rows.push({ scenario, mode: name, pending: `pending: ${pending}` });
+        console.log(`${scenario.id} x ${name}: pending (${pending})`);
+        continue;
+      }
+      let result: RunResult;
+      try {
+        result = await runScenario(scenario, mode, { ttl, rounds, workers, resource });
+      } catch (error) {
+        failed = true;
+        console.log(`${scenario.id} x ${name}: runner failed: ${String(error)}`);
+        continue;
+      }
+      const broken = violations(result, scenario);
+      if (broken.length > 0) failed = true;
+      rows.push({ scenario, mode: name, result, violations: broken });
+      console.log(
+        `${scenario.id} x ${name}: ${result.criticalSections} sections, ${result.overlaps.length} overlaps, ` +
+          `${result.staleRejected} stale rejected, ${result.staleAccepted} stale accepted, worst lag ` +
+          `${result.worstLag.toFixed(1)} ms, ${result.seconds.toFixed(1)} s` +
+          (broken.length > 0 ? `\n  VIOLATIONS: ${broken.join('; ')}` : ''),
+      );
+      for (const detail of result.lapseDetails.slice(-3)) console.log(`  lapse: ${detail}`);
+    }
+  }
+} finally {
+  await resource.stop();
+}
+const seconds = (performance.now() - started) / 1_000;
+const complete = only === undefined && values.modes === undefined;
+const out = values.out ?? (complete ? 'docs/safety.md' : undefined);
+if (out !== undefined) {
+  writeFileSync(out, renderReport(rows, { ttl, rounds, workers, seconds }));
+  console.log(`wrote ${out}`);
+}
+console.log(`${failed ? 'FAILED' : 'passed'} in ${seconds.toFixed(0)} s`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,90 @@
+import { after, before } from 'node:test';
+import { type ConnectOptions, Leasehold } from '../../src/index.ts';
+import { RedisServer } from './redis-server.ts';
+
+/** The driver and notification mode this test run uses (scripts/test.mjs runs the matrix). */
+export const testDriver = (process.env['LEASEHOLD_TEST_DRIVER'] ?? 'node-redis') as 'node-redis' | 'ioredis';
+export const testNotifications = (process.env['LEASEHOLD_TEST_NOTIFICATIONS'] ?? 'tracking') as
+  | 'tracking'
+  | 'polling';
+export const tracking = testNotifications === 'tracking';
+/** A label for test names, e.g. "ioredis/tracking". */
+export const mode = `${testDriver}/${testNotifications}`;
+
+let counter = 0;
+/** A key prefix no other test (or test process) uses. */
+export function uniquePrefix(label = 't'): string {
+  counter += 1;
+  return `lh-${label}-${process.pid}-${counter}`;
+}
+
+/** Connects with this run's driver and notification mode, a unique prefix unless one is given. */
+export function connect(server: RedisServer, options: ConnectOptions = {}): Promise<Leasehold> {
+  return Leasehold.connect({
+    url: server.url,
+    driver: testDriver,
+    notifications: testNotifications,
+    prefix: uniquePrefix(),
+    ...(tracking ? {} : { retryDelay: 20 }),
+    ...options,
+  });
+}
+
+/** Resolves with the signal's reason once it aborts. */
+export function aborted(signal: AbortSignal): Promise<unknown> {
+  if (signal.aborted) return Promise.resolve(signal.reason);
+  return new Promise((resolve) =>
+    signal.addEventListener('abort', () => resolve(signal.reason), { once: true }),
+  );
+}
+
+/** Rejects when `promise` has not settled within `ms`: a clear failure instead of a hung test. */
+export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
+}
+
+/** The Redis key of a mutex, as the library lays it out. */
+export const lockKey = (prefix: string, name: string): string => `${prefix}:{${name}}`;
+
+/** What `useRedis()` gives a test file. */
+export interface TestRedis {
+  /** The file's own redis-server (started in `before`). */
+  readonly server: RedisServer;
+  /** A Leasehold on it in this run's mode, closed after the file's tests. */
+  instance(prefix: string, ttl?: number, options?: ConnectOptions): Promise<Leasehold>;
+}
+
+/**
+ * One redis-server for the calling test file, started before its tests and stopped after them,
+ * and the Leasehold instances made with `instance()`, closed before it stops. Call at top level.
+ */
+export function useRedis(): TestRedis {
+  let server: RedisServer | undefined;
+  const open: Leasehold[] = [];
+  before(async () => {
+    server = await RedisServer.start();
+  });
+  after(async () => {
+    await Promise.all(open.map((lh) => lh.close()));
+    await server?.stop();
+  });
+  const running = (): RedisServer => {
+    if (server === undefined)
+      throw new Error('useRedis(): the server starts in before(); use it inside tests');
+    return server;
+  };
+  return {
+    get server() {
+      return running();
+    },
+    async instance(prefix, ttl = 1_000, options = {}) {
+      const lh = await connect(running(), { prefix, ttl, ...options });
+      open.push(lh);
+      return lh;
+    },
+  };
+}

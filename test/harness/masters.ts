@@ -1,0 +1,51 @@
+import { RedisServer, type RedisServerOptions } from './redis-server.ts';
+
+/** N independent redis-server processes, e.g. for quorum (Redlock-style) locks. */
+export interface Masters {
+  readonly servers: readonly RedisServer[];
+  readonly urls: readonly string[];
+  /** Kills every server (by its own pid) and waits until all are gone. */
+  stopAll(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * Starts `n` unrelated masters on free ports, in parallel. If any fails to start, the others are
+ * stopped before the error is rethrown.
+ */
+export async function startMasters(
+  n: number,
+  options: Omit<RedisServerOptions, 'port'> = {},
+): Promise<Masters> {
+  const started = await Promise.allSettled(Array.from({ length: n }, () => startServer(options)));
+  const servers = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const stopAll = async () => {
+    await Promise.all(servers.map((server) => server.stop()));
+  };
+  const failure = started.find((result) => result.status === 'rejected');
+  if (failure !== undefined) {
+    await stopAll();
+    throw failure.reason;
+  }
+  return {
+    servers,
+    urls: servers.map((server) => server.url),
+    stopAll,
+    [Symbol.asyncDispose]: stopAll,
+  };
+}
+
+/**
+ * `RedisServer.start` on a free port, retried when the port was taken between the kernel handing
+ * it out and redis-server binding it (several servers start at once in the topologies).
+ */
+export async function startServer(options: RedisServerOptions = {}, attempts = 3): Promise<RedisServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await RedisServer.start(options);
+    } catch (error) {
+      const taken = /Address already in use/i.test(String(error));
+      if (!taken || options.port !== undefined || attempt >= attempts) throw error;
+    }
+  }
+}

@@ -1,0 +1,179 @@
+import { once } from 'node:events';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+
+interface Pair {
+  client: Socket;
+  upstream: Socket;
+}
+
+/**
+ * A TCP proxy in front of one Redis port that injects faults (after node-redis's test-utils
+ * proxy): latency, a silent black hole, connection resets and refused connections. It does not
+ * parse RESP; faults apply to whatever bytes pass. Listens on a free loopback port.
+ *
+ * @example
+ * const proxy = await FaultProxy.start(server.port);
+ * const client = createClient({ url: proxy.url });
+ * proxy.setLatency(50);
+ */
+export class FaultProxy {
+  readonly targetPort: number;
+  readonly #server: Server;
+  readonly #pairs = new Set<Pair>();
+  #port = 0;
+  #latency = 0;
+  #blackhole = false;
+  #cut = false;
+  #stopped = false;
+
+  private constructor(targetPort: number) {
+    this.targetPort = targetPort;
+    this.#server = createServer((client) => this.#accept(client));
+  }
+
+  static async start(targetPort: number): Promise<FaultProxy> {
+    const proxy = new FaultProxy(targetPort);
+    await proxy.#listen(0);
+    return proxy;
+  }
+
+  get port(): number {
+    return this.#port;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.#port}`;
+  }
+
+  /** Open client connections (each with its upstream connection). */
+  get connections(): number {
+    return this.#pairs.size;
+  }
+
+  /** Delays every chunk by `latency` ms in each direction, keeping order. 0 turns it off. */
+  setLatency(latency: number): void {
+    this.#latency = Math.max(0, latency);
+  }
+
+  /** While on, bytes in both directions (including delayed ones) are dropped; sockets stay open. */
+  blackhole(on: boolean): void {
+    this.#blackhole = on;
+  }
+
+  /** Resets every connection: clients get ECONNRESET, as after a server crash or a middlebox. */
+  resetAll(): void {
+    for (const pair of this.#pairs) {
+      pair.client.resetAndDestroy();
+      pair.upstream.destroy();
+    }
+    this.#pairs.clear();
+  }
+
+  /**
+   * While on, the proxy stops listening (new connections get ECONNREFUSED) and closes the
+   * existing ones. Off listens again on the same port.
+   */
+  async cut(on: boolean): Promise<void> {
+    if (on === this.#cut || this.#stopped) return;
+    this.#cut = on;
+    if (on) await this.#close();
+    else await this.#listen(this.#port);
+  }
+
+  /** Closes every connection and the listener; safe to call twice. */
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    if (!this.#cut) await this.#close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+
+  async #listen(port: number): Promise<void> {
+    this.#server.listen(port, '127.0.0.1');
+    await once(this.#server, 'listening');
+    const address = this.#server.address();
+    if (address === null || typeof address === 'string') throw new Error('proxy has no TCP address');
+    this.#port = address.port;
+  }
+
+  async #close(): Promise<void> {
+    const closed = once(this.#server, 'close');
+    this.#server.close();
+    for (const { client, upstream } of this.#pairs) {
+      client.destroy();
+      upstream.destroy();
+    }
+    this.#pairs.clear();
+    await closed;
+  }
+
+  #accept(client: Socket): void {
+    if (this.#cut || this.#stopped) {
+      client.on('error', () => {});
+      client.destroy();
+      return;
+    }
+    const upstream = createConnection({ port: this.targetPort, host: '127.0.0.1' });
+    const pair: Pair = { client, upstream };
+    this.#pairs.add(pair);
+    client.setNoDelay(true);
+    upstream.setNoDelay(true);
+    this.#forward(client, upstream, pair);
+    this.#forward(upstream, client, pair);
+    // The target refusing or resetting looks like a reset to the client; a clean close, like one.
+    upstream.on('error', () => {
+      this.#pairs.delete(pair);
+      if (!client.destroyed) client.resetAndDestroy();
+    });
+    client.on('error', () => {
+      this.#pairs.delete(pair);
+      upstream.destroy();
+    });
+  }
+
+  /** Copies `from` to `to` through a FIFO of release times, so latency never reorders bytes. */
+  #forward(from: Socket, to: Socket, pair: Pair): void {
+    const queue: { chunk: Buffer; at: number }[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    let ended = false;
+    const write = (chunk: Buffer) => {
+      if (!this.#blackhole && !to.destroyed) to.write(chunk);
+    };
+    const finish = () => {
+      this.#pairs.delete(pair);
+      if (!to.destroyed) to.end();
+    };
+    const flush = () => {
+      timer = undefined;
+      const now = performance.now();
+      while (queue[0] !== undefined && queue[0].at <= now) write(queue.shift()!.chunk);
+      if (queue[0] !== undefined) timer = setTimeout(flush, queue[0].at - now);
+      else if (ended) finish();
+    };
+    from.on('data', (chunk: Buffer) => {
+      if (this.#blackhole) return;
+      if (this.#latency === 0 && queue.length === 0) {
+        write(chunk);
+        return;
+      }
+      queue.push({ chunk, at: performance.now() + this.#latency });
+      timer ??= setTimeout(flush, this.#latency);
+    });
+    from.on('end', () => {
+      ended = true;
+      if (queue.length === 0) finish();
+    });
+    from.on('close', () => {
+      ended = true;
+      if (queue.length === 0) finish();
+    });
+    to.on('close', () => {
+      if (timer !== undefined) clearTimeout(timer);
+      queue.length = 0;
+    });
+  }
+}

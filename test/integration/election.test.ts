@@ -1,0 +1,226 @@
+import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
+import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  ConnectionClosedError,
+  type LeadershipChange,
+  type Leasehold,
+  LockReleasedError,
+  LockTimeoutError,
+} from '../../src/index.ts';
+import { aborted, connect, mode, tracking, uniquePrefix, useRedis, within } from '../harness/leasehold.ts';
+import { command } from '../harness/resp.ts';
+import { Worker } from '../harness/worker.ts';
+
+const WORKER = new URL('./workers/primitives-worker.ts', import.meta.url).pathname;
+
+const redis = useRedis();
+const { instance } = redis;
+
+/** Collects what `observe()` yields until `signal` aborts. */
+function collect(
+  lh: Leasehold,
+  name: string,
+  signal: AbortSignal,
+): { seen: LeadershipChange[]; done: Promise<unknown> } {
+  const seen: LeadershipChange[] = [];
+  const done = (async () => {
+    for await (const change of lh.election(name).observe({ signal })) seen.push(change);
+  })().catch((error: unknown) => error);
+  return { seen, done };
+}
+
+const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+describe(`election (${mode})`, () => {
+  test('5 processes, leaders killed and resigning: one leader at a time, observers see every term', async () => {
+    const prefix = uniquePrefix('el');
+    const observerA = await instance(prefix);
+    const observerB = await instance(prefix);
+    const controller = new AbortController();
+    const a = collect(observerA, 'boss', controller.signal);
+    const b = collect(observerB, 'boss', controller.signal);
+    await sleep(50);
+    const procs = await Promise.all(
+      Array.from({ length: 5 }, () => Worker.start(WORKER, { args: [redis.server.url, prefix, '600'] })),
+    );
+    const terms: bigint[] = [];
+    let kills = 0;
+    try {
+      await Promise.all(procs.map((w) => w.next((m) => m['type'] === 'ready', 20_000)));
+      for (const w of procs) w.send({ type: 'campaign', name: 'boss', iterations: 3, hold: 150 });
+      // One pump per worker into one ordered inbox (a race of next() calls would drop messages).
+      const inbox: { w: Worker; m: Record<string, unknown> }[] = [];
+      let arrived: (() => void) | undefined;
+      for (const w of procs) {
+        void (async () => {
+          for (;;) {
+            const m = await w.next(() => true, 20_000).catch(() => undefined);
+            if (m === undefined) return;
+            inbox.push({ w, m });
+            arrived?.();
+            if (m['type'] !== 'elected') return;
+          }
+        })();
+      }
+      const alive = new Set(procs);
+      // Follow the terms; kill the leader of every fourth term (it never resigns: its TTL must lapse).
+      while (alive.size > 0) {
+        if (inbox.length === 0) {
+          await within(
+            new Promise<void>((resolve) => {
+              arrived = resolve;
+            }),
+            20_000,
+            'next election message',
+          );
+          continue;
+        }
+        const { w, m } = inbox.shift()!;
+        if (!alive.has(w)) continue;
+        if (m['type'] === 'error') assert.fail(String(m['message']));
+        assert.equal(m['bad'], 0, 'never two leaders at once');
+        if (m['type'] === 'done') {
+          alive.delete(w);
+          continue;
+        }
+        terms.push(BigInt(String(m['fence'])));
+        if (terms.length % 4 === 0 && kills < 2) {
+          kills += 1;
+          alive.delete(w);
+          await w.kill();
+          // The killed leader was inside; take it out of the independent count for it.
+          await command(redis.server.port, ['DECR', `${prefix}:check:leaders`]);
+        }
+      }
+    } finally {
+      await Promise.all(procs.map((w) => w.stop()));
+    }
+    assert.equal(kills, 2);
+    for (let i = 1; i < terms.length; i++)
+      assert.ok(terms[i]! > terms[i - 1]!, 'fencing tokens increase per term');
+    await sleep(700); // the last killed leader's TTL, for the final vacancy
+    const last = await observerA.election('boss').leader();
+    assert.equal(last, undefined);
+    // Observers see every term once and in order, each followed by its vacancy.
+    const expected = terms.flatMap((fence) => [`elected ${fence}`, `vacant ${fence}`]);
+    const describeAll = (seen: LeadershipChange[]) => seen.map((c) => `${c.type} ${c.fencingToken}`);
+    await within(
+      (async () => {
+        while (describeAll(a.seen).length < expected.length || describeAll(b.seen).length < expected.length) {
+          await sleep(20);
+        }
+      })(),
+      3_000,
+      'observers catch up',
+    );
+    controller.abort(new Error('enough'));
+    assert.match(String(await a.done), /enough/);
+    await b.done;
+    assert.deepEqual(describeAll(a.seen), expected);
+    assert.deepEqual(describeAll(b.seen), expected);
+  });
+
+  test('campaign, proclaim, leader(), resign; a waiting candidate takes over at once', async () => {
+    const prefix = uniquePrefix('el');
+    const a = await instance(prefix, tracking ? 10_000 : 1_000);
+    const b = await instance(prefix);
+    const controller = new AbortController();
+    const watcher = collect(b, 'api', controller.signal);
+    const term = await a.election('api').campaign('node-a');
+    assert.deepEqual(await b.election('api').leader(), { value: 'node-a', fencingToken: term.fencingToken });
+    await term.proclaim('node-a:v2');
+    assert.equal((await b.election('api').leader())?.value, 'node-a:v2');
+    const next = b.election('api').campaign('node-b', { timeout: 5_000 });
+    await sleep(30);
+    const started = performance.now();
+    assert.equal(await term.resign(), true);
+    assert.ok(term.signal.reason instanceof LockReleasedError);
+    const second = await within(next, tracking ? 500 : 2_000, 'next candidate elected');
+    if (tracking) assert.ok(performance.now() - started < 200);
+    assert.ok(second.fencingToken > term.fencingToken);
+    await second.resign();
+    await within(
+      (async () => {
+        while (watcher.seen.length < 5) await sleep(10);
+      })(),
+      2_000,
+      'observer sees five changes',
+    );
+    controller.abort();
+    await watcher.done;
+    assert.deepEqual(
+      watcher.seen.map((c) => [c.type, c.leader?.value]),
+      [
+        ['elected', 'node-a'],
+        ['proclaimed', 'node-a:v2'],
+        ['vacant', undefined],
+        ['elected', 'node-b'],
+        ['vacant', undefined],
+      ],
+    );
+  });
+
+  test('an observer starts with the latest change; a crashed leader is reported vacant after its TTL', async () => {
+    const prefix = uniquePrefix('el');
+    const a = await instance(prefix, 200);
+    const b = await instance(prefix);
+    const term = await a.election('ttl').campaign('x');
+    const controller = new AbortController();
+    const iterator = b.election('ttl').observe({ signal: controller.signal });
+    const first = await iterator.next();
+    assert.deepEqual(first.value, {
+      type: 'elected',
+      leader: { value: 'x', fencingToken: term.fencingToken },
+      fencingToken: term.fencingToken,
+    });
+    // Stop extending as a crash would: delete nothing, just let the key lapse.
+    await command(redis.server.port, ['PEXPIRE', `${prefix}:{ttl}:election`, '150']);
+    term.end(new LockReleasedError('ttl', 'abandoned by the test'));
+    const started = performance.now();
+    const second = await within(iterator.next(), 1_000, 'vacancy observed');
+    assert.equal(second.value?.type, 'vacant');
+    assert.ok(performance.now() - started < 500);
+    await iterator.return();
+    assert.equal(await b.election('ttl').leader(), undefined);
+  });
+
+  test('bad input, timeout and signal', async () => {
+    const lh = await instance(uniquePrefix('el'));
+    assert.throws(() => lh.election(undefined as never), /"name".*undefined/);
+    const election = lh.election('x');
+    await assert.rejects(election.campaign(5 as never), /"value".*5/);
+    await assert.rejects(election.campaign('a', { ttl: 'long' } as never), /"ttl".*"long"/);
+    assert.throws(() => election.observe({ signal: 'no' } as never), /"signal".*"no"/);
+    const term = await election.campaign('a');
+    await assert.rejects(term.proclaim(null as never), /"value".*null/);
+    await assert.rejects(election.campaign('b', { timeout: 40 }), LockTimeoutError);
+    await assert.rejects(election.campaign('b', { signal: AbortSignal.abort(new Error('early')) }), /early/);
+    await term.resign();
+    await assert.rejects(term.proclaim('late'), LockReleasedError);
+  });
+
+  test('close() rejects candidates and observers, resigns leaders; nothing leaks', async () => {
+    const prefix = uniquePrefix('el');
+    const lh = await connect(redis.server, { prefix, ttl: 1_000 });
+    const baseline = timers();
+    const term = await lh.election('close').campaign('me');
+    const controller = new AbortController();
+    const candidate = lh
+      .election('close')
+      .campaign('you', { signal: controller.signal })
+      .catch((e: unknown) => e);
+    const watcher = collect(lh, 'close', controller.signal);
+    await sleep(30);
+    await lh.close();
+    assert.ok((await candidate) instanceof ConnectionClosedError);
+    assert.ok((await watcher.done) instanceof ConnectionClosedError);
+    assert.ok((await aborted(term.signal)) instanceof LockReleasedError);
+    assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
+    assert.equal(await command(redis.server.port, ['EXISTS', `${prefix}:{close}:election`]), 0);
+    await assert.rejects(lh.election('close').leader(), ConnectionClosedError);
+    assert.deepEqual(lh.stats, { held: 0, waiting: 0, watchedKeys: 0, renewing: 0 });
+    assert.ok(timers() <= baseline, 'no timers left behind');
+  });
+});

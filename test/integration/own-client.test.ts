@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { createClient } from 'redis';
+import { Leasehold, LockLostError } from '../../src/index.ts';
+import {
+  aborted,
+  lockKey,
+  mode,
+  testDriver,
+  testNotifications,
+  tracking,
+  uniquePrefix,
+  within,
+} from '../harness/leasehold.ts';
+import { RedisServer } from '../harness/redis-server.ts';
+import { command } from '../harness/resp.ts';
+
+let server: RedisServer;
+before(async () => {
+  server = await RedisServer.start();
+});
+after(async () => {
+  await server.stop();
+});
+
+async function clientCount(): Promise<number> {
+  const list = String(await command(server.port, ['CLIENT', 'LIST']));
+  // Less the connection that asks.
+  return list.trim().split('\n').length - 1;
+}
+
+/** The user's own client of this run's kind, connected. */
+async function userClient(): Promise<{ client: unknown; ping(): Promise<unknown>; close(): Promise<void> }> {
+  if (testDriver === 'ioredis') {
+    const client = new Redis(server.url);
+    await client.ping();
+    return { client, ping: () => client.ping(), close: async () => void client.disconnect() };
+  }
+  const client = createClient({ url: server.url });
+  await client.connect();
+  return { client, ping: () => client.ping(), close: async () => client.destroy() };
+}
+
+describe(`a user's own client (${mode})`, () => {
+  test('leasehold opens only the notification connection and leaves the client open on close', async () => {
+    const user = await userClient();
+    const before = await clientCount();
+    const prefix = uniquePrefix();
+    const lh = await Leasehold.connect({
+      client: user.client,
+      prefix,
+      ttl: tracking ? 6_000 : 300,
+      notifications: testNotifications,
+      retryDelay: 20,
+    });
+    assert.equal(await clientCount(), before + (tracking ? 1 : 0));
+
+    const lease = await lh.acquire('own');
+    assert.equal(await command(server.port, ['GET', lockKey(prefix, 'own')]), lease.token);
+    await command(server.port, ['DEL', lockKey(prefix, 'own')]);
+    const reason = await within(aborted(lease.signal), tracking ? 1_000 : 2_000, 'holder notices the DEL');
+    assert.ok(reason instanceof LockLostError);
+
+    await command(server.port, ['SET', lockKey(prefix, 'wake'), 'other', 'PX', '10000']);
+    const waiting = lh.acquire('wake', { timeout: 5_000 });
+    await sleep(30);
+    await command(server.port, ['DEL', lockKey(prefix, 'wake')]);
+    const woke = await within(waiting, tracking ? 500 : 1_000, 'waiter wakes on a foreign release');
+    await woke.release();
+
+    await lh.close();
+    assert.equal(await user.ping(), 'PONG', "the user's client stays open");
+    assert.equal(await clientCount(), before);
+    await user.close();
+  });
+});

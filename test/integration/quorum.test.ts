@@ -1,0 +1,231 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type ConnectOptions, Leasehold, LockLostError, QuorumError } from '../../src/index.ts';
+import {
+  aborted,
+  lockKey,
+  mode,
+  testDriver,
+  testNotifications,
+  tracking,
+  uniquePrefix,
+  within,
+} from '../harness/leasehold.ts';
+import { type Masters, startMasters } from '../harness/masters.ts';
+import { until } from '../harness/poll.ts';
+import { command } from '../harness/resp.ts';
+import { Worker } from '../harness/worker.ts';
+
+let masters: Masters;
+const open: Leasehold[] = [];
+
+before(async () => {
+  masters = await startMasters(3);
+});
+after(async () => {
+  await Promise.all(open.map((lh) => lh.close()));
+  await masters.stopAll();
+});
+// Tests kill, pause and restart nodes: bring every node back to life before the next test.
+beforeEach(async () => {
+  for (const server of masters.servers) {
+    server.signal('SIGCONT');
+    if (server.pid === undefined || !(await alive(server.port))) await server.restart();
+  }
+});
+
+async function alive(port: number): Promise<boolean> {
+  try {
+    return (await command(port, ['PING'], 500)) === 'PONG';
+  } catch {
+    return false;
+  }
+}
+
+async function quorum(prefix: string, options: ConnectOptions = {}): Promise<Leasehold> {
+  const lh = await Leasehold.connect({
+    nodes: [...masters.urls],
+    prefix,
+    driver: testDriver,
+    notifications: testNotifications,
+    ...(tracking ? {} : { retryDelay: 20 }),
+    ttl: 1_000,
+    ...options,
+  });
+  open.push(lh);
+  return lh;
+}
+
+/** Which nodes hold the lock key with this token. */
+async function holders(prefix: string, name: string, token: string): Promise<number[]> {
+  const out: number[] = [];
+  for (const [i, server] of masters.servers.entries()) {
+    const value = await command(server.port, ['GET', lockKey(prefix, name)]).catch(() => null);
+    if (value === token) out.push(i);
+  }
+  return out;
+}
+
+describe(`quorum mode over 3 masters (${mode})`, () => {
+  test('acquire writes a majority, release removes every key, waiters wake on a release', async () => {
+    const prefix = uniquePrefix('q');
+    const a = await quorum(prefix);
+    const b = await quorum(prefix);
+    const lease = await a.acquire('basic');
+    assert.deepEqual(await holders(prefix, 'basic', lease.token), [0, 1, 2]);
+    const waiting = b.acquire('basic', { timeout: 5_000 });
+    await sleep(30);
+    assert.equal(await lease.release(), true);
+    const next = await within(waiting, tracking ? 500 : 1_000, 'waiter acquires after the release');
+    assert.ok(next.fencingToken > lease.fencingToken);
+    await next.release();
+    assert.deepEqual(await holders(prefix, 'basic', next.token), []);
+  });
+
+  test('with one node killed, acquire, extend and release still work', async () => {
+    const prefix = uniquePrefix('q');
+    const lh = await quorum(prefix, { ttl: 300 });
+    await masters.servers[2]!.kill();
+    const lease = await lh.acquire('one-down', { timeout: 2_000 });
+    await sleep(700);
+    assert.equal(lease.lost, false, 'extension kept it alive past two TTLs');
+    await lease.extend();
+    assert.equal(await lease.release(), true);
+    assert.deepEqual(await holders(prefix, 'one-down', lease.token), []);
+  });
+
+  test('with two nodes killed, acquire fails with QuorumError within its timeout and leaves no key', async () => {
+    const prefix = uniquePrefix('q');
+    const lh = await quorum(prefix);
+    await Promise.all([masters.servers[1]!.kill(), masters.servers[2]!.kill()]);
+    const started = performance.now();
+    const error = await lh.acquire('two-down', { timeout: 500 }).catch((e: unknown) => e);
+    const waited = performance.now() - started;
+    assert.ok(error instanceof QuorumError, `got ${String(error)}`);
+    assert.equal(error.code, 'LEASEHOLD_ERR_QUORUM');
+    assert.ok(waited < 2_000, `failed within its timeout (${waited.toFixed(0)} ms)`);
+    await assert.rejects(lh.tryAcquire('two-down'), QuorumError);
+    // The waiting acquire's timeout can fire while its last attempt is still in flight; that
+    // attempt cleans up after itself a round trip later.
+    await until(
+      'no key left on the live node',
+      async () => (await command(masters.servers[0]!.port, ['EXISTS', lockKey(prefix, 'two-down')])) === 0,
+      { timeout: 1_000, interval: 10 },
+    );
+  });
+
+  test('a SIGSTOPped node does not stall acquire, extend or release', async () => {
+    const prefix = uniquePrefix('q');
+    const lh = await quorum(prefix, { ttl: 400 });
+    masters.servers[1]!.signal('SIGSTOP');
+    try {
+      const started = performance.now();
+      const lease = await lh.acquire('stopped', { timeout: 1_000 });
+      assert.ok(performance.now() - started < 1_000);
+      await sleep(900);
+      assert.equal(lease.lost, false);
+      const releaseStarted = performance.now();
+      assert.equal(await lease.release(), true);
+      assert.ok(performance.now() - releaseStarted < 400, 'release decided without the paused node');
+    } finally {
+      masters.servers[1]!.signal('SIGCONT');
+    }
+  });
+
+  test('a partial acquire (one node of three) is cleaned up', async () => {
+    const prefix = uniquePrefix('q');
+    const lh = await quorum(prefix);
+    // Someone else holds the lock on two nodes: our attempt can win only node 0.
+    for (const i of [1, 2]) {
+      await command(masters.servers[i]!.port, ['SET', lockKey(prefix, 'partial'), 'other', 'PX', '5000']);
+    }
+    assert.equal(await lh.tryAcquire('partial'), undefined);
+    await sleep(50);
+    assert.equal(await command(masters.servers[0]!.port, ['EXISTS', lockKey(prefix, 'partial')]), 0);
+  });
+
+  test('deleting a minority of keys keeps the lease; deleting a majority aborts it', async () => {
+    const prefix = uniquePrefix('q');
+    const lh = await quorum(prefix, { ttl: tracking ? 6_000 : 900 });
+    // The premise needs the lease on all three nodes: a node still reconnecting after the
+    // previous test's restart would make one DEL a majority.
+    const lease = await until(
+      'a lease on all three nodes',
+      async () => {
+        const candidate = await lh.acquire('majority');
+        if ((await holders(prefix, 'majority', candidate.token)).length === 3) return candidate;
+        await candidate.release();
+        return undefined;
+      },
+      { timeout: 5_000 },
+    );
+    await command(masters.servers[0]!.port, ['DEL', lockKey(prefix, 'majority')]);
+    // Polling learns of it at the next extension (a third of the TTL): wait past one.
+    await sleep(tracking ? 100 : 500);
+    assert.equal(lease.lost, false, 'a minority lost is tolerated');
+    await command(masters.servers[1]!.port, ['DEL', lockKey(prefix, 'majority')]);
+    const reason = await within(
+      aborted(lease.signal),
+      tracking ? 1_000 : 2_000,
+      'holder notices the majority',
+    );
+    assert.ok(reason instanceof LockLostError);
+  });
+
+  test('fencing tokens keep increasing when a minority of nodes restarts empty', async () => {
+    const prefix = uniquePrefix('q');
+    const lh = await quorum(prefix);
+    let last = 0n;
+    for (let round = 0; round < 6; round++) {
+      const lease = await lh.acquire('fence', { timeout: 5_000 });
+      assert.ok(lease.fencingToken > last, `round ${round}: ${lease.fencingToken} > ${last}`);
+      last = lease.fencingToken;
+      await lease.release();
+      // Restart one node empty: its counter starts from zero again.
+      await masters.servers[round % 3]!.restart();
+      if (round % 2 === 0) {
+        // Advance another node's counter alone, as a holder whose majority failed would.
+        await command(masters.servers[(round + 1) % 3]!.port, [
+          'INCRBY',
+          `${lockKey(prefix, 'fence')}:fence`,
+          '5',
+        ]);
+      }
+    }
+  });
+
+  test('8 processes x 15 critical sections over the quorum: no overlap, tokens in entry order', {
+    skip: tracking
+      ? false
+      : 'polling is covered by mutex-processes; 8 processes polling 3 nodes every 5 ms saturate a 2-core box',
+  }, async () => {
+    const prefix = uniquePrefix('qp');
+    const file = new URL('./workers/mutex-worker.ts', import.meta.url).pathname;
+    const workers = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        Worker.start(file, { args: [masters.urls.join(','), prefix, 'shared', '15'] }),
+      ),
+    );
+    try {
+      await Promise.all(workers.map((w) => w.next((m) => m['type'] === 'ready', 30_000)));
+      for (const w of workers) w.send({ type: 'go' });
+      const done = await Promise.all(workers.map((w) => w.next((m) => m['type'] === 'done', 120_000)));
+      assert.deepEqual(
+        done.map((m) => m['overlaps']),
+        workers.map(() => 0),
+      );
+      const log = (await command(masters.servers[0]!.port, [
+        'LRANGE',
+        `${prefix}:check:log`,
+        '0',
+        '-1',
+      ])) as string[];
+      assert.equal(log.length, 120);
+      const tokens = log.map((entry) => BigInt(entry.split(' ')[0]!));
+      for (let i = 1; i < tokens.length; i++) assert.ok(tokens[i]! > tokens[i - 1]!, `entry ${i}`);
+    } finally {
+      await Promise.all(workers.map((w) => w.stop()));
+    }
+  });
+});

@@ -1,0 +1,57 @@
+// What a Redis restarted empty (no persistence) does to the promises of API.md, found by the
+// fault matrix (test/fault, scenario restart-empty). Fixed by fencing tokens floored at the
+// server's clock and by leases that abort when their connection drops (onDisconnect: 'abort').
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { type Leasehold, LockLostError } from '../../src/index.ts';
+import { aborted, connect, mode, uniquePrefix, within } from '../harness/leasehold.ts';
+import { FaultProxy } from '../harness/proxy.ts';
+import { RedisServer } from '../harness/redis-server.ts';
+
+let server: RedisServer;
+const open: Leasehold[] = [];
+before(async () => {
+  server = await RedisServer.start();
+});
+after(async () => {
+  await Promise.all(open.map((lh) => lh.close()));
+  await server.stop();
+});
+
+describe(`Redis restarted empty (${mode})`, () => {
+  test('fencing tokens stay above every earlier token for the name', async () => {
+    const prefix = uniquePrefix();
+    const lh = await connect(server, { prefix, ttl: 1_000 });
+    open.push(lh);
+    await (await lh.acquire('fence')).release();
+    const before = await lh.acquire('fence');
+    await server.restart();
+    assert.ok((await within(aborted(before.signal), 5_000, 'holder aborts')) instanceof LockLostError);
+    const after = await within(lh.acquire('fence', { timeout: 5_000 }), 6_000, 'acquire after restart');
+    try {
+      assert.ok(after.fencingToken > before.fencingToken, `${after.fencingToken} <= ${before.fencingToken}`);
+    } finally {
+      await after.release();
+    }
+  });
+
+  test("a holder's signal has aborted by the time another instance acquires the lock", async () => {
+    const prefix = uniquePrefix();
+    // The holder's round trips are slow, so it reconnects and re-verifies after the waiter has
+    // reconnected and acquired: the order a loaded machine produces by chance.
+    await using proxy = await FaultProxy.start(server.port);
+    const holder = await connect(server, { prefix, ttl: 10_000, url: proxy.url });
+    const waiter = await connect(server, { prefix, ttl: 10_000 });
+    open.push(holder, waiter);
+    const lease = await holder.acquire('x');
+    proxy.setLatency(300);
+    const waiting = waiter.acquire('x', { timeout: 8_000 });
+    await server.restart();
+    const next = await within(waiting, 9_000, 'the waiter acquires after the restart');
+    try {
+      assert.equal(lease.signal.aborted, true, 'two holders trusted their lease at the same time');
+    } finally {
+      await next.release();
+    }
+  });
+});
