@@ -71,8 +71,14 @@ export class Keeper {
     };
   }
 
+  /**
+   * `waiting` counts callers, not queues: a queue outlives its last waiter until the attempt in
+   * flight returns, and a caller whose timeout already fired is not waiting any more.
+   */
   get stats(): { held: number; waiting: number } {
-    return { held: this.#held.size, waiting: this.#queues.size + this.#closers.size };
+    let waiting = this.#closers.size;
+    for (const { queue } of this.#queues.values()) waiting += queue.waiting;
+    return { held: this.#held.size, waiting };
   }
 
   /**
