@@ -1,5 +1,6 @@
 import { monotonic } from '../clock.ts';
 import type { Context } from '../context.ts';
+import { settledWithin } from '../driver/timeouts.ts';
 import {
   ConnectionClosedError,
   type LeaseholdError,
@@ -13,6 +14,11 @@ import {
 import { Lease, type LeaseCore, type LeaseHost, type LeaseInit } from '../lease.ts';
 import type { ValidAcquireOptions } from '../options.ts';
 import { type Attempt, type Waiter, WaitQueue } from '../wait-queue.ts';
+
+/** How long close() waits for attempts in flight and its releases when Redis does not answer. */
+const CLOSE_GRACE_MS = 5_000;
+/** close() always gives its releases at least this long, even after a long wait for attempts. */
+const RELEASE_GRACE_MS = 1_000;
 
 /** A waiter that carries its own attempt (readers and writers of one name differ). */
 interface KeeperWaiter extends Waiter<Lease> {
@@ -249,10 +255,16 @@ export class Keeper {
     this.#queues.clear();
     for (const closer of [...this.#closers]) closer();
     this.#closers.clear();
-    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+    // A hung Redis (SIGSTOPped, blackholed) never answers: close() gives it a grace period,
+    // then moves on. Keys it could not release expire with their TTL.
+    const deadline = monotonic() + CLOSE_GRACE_MS;
+    while (this.#inFlight.size > 0 && monotonic() < deadline) {
+      await settledWithin(Promise.allSettled([...this.#inFlight]), deadline - monotonic());
+    }
     const held = [...this.#held.entries()];
     for (const [lease] of held) lease.end(LockReleasedError.quick(lease.name, 'released by close()'));
-    await Promise.allSettled(held.map(([lease, { core }]) => core.release(lease)));
+    const releases = Promise.allSettled(held.map(([lease, { core }]) => core.release(lease)));
+    await settledWithin(releases, Math.max(deadline - monotonic(), RELEASE_GRACE_MS));
   }
 
   #queueFor(key: string, watch: readonly string[]): WaitQueue<Lease, KeeperWaiter> {
