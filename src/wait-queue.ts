@@ -1,6 +1,9 @@
 /** The outcome of one attempt: the thing acquired, or how long until trying again is worthwhile. */
 export type Attempt<T> = { acquired: T } | { retryIn: number };
 
+/** Zero-delay retries in a row before the queue falls back to a 1 ms timer. */
+const MAX_QUICK_RETRIES = 8;
+
 /** One caller waiting in a queue. */
 export interface Waiter<T> {
   /** Settled already (timed out, aborted or resolved): skip it. */
@@ -26,7 +29,8 @@ export class WaitQueue<T, W extends Waiter<T> = Waiter<T>> {
   readonly #onIdle: () => void;
   #inFlight = false;
   #dirty = false;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  #quickRetries = 0;
 
   constructor(options: {
     attempt: (waiter: W) => Promise<Attempt<T>>;
@@ -48,9 +52,19 @@ export class WaitQueue<T, W extends Waiter<T> = Waiter<T>> {
     return this.#waiters.length === 0 && !this.#inFlight;
   }
 
-  add(waiter: W): void {
-    this.#waiters.push(waiter);
-    this.wake();
+  /**
+   * Queues `waiter` and attempts now; or, with `retryIn` (the verdict of an attempt the caller
+   * just made, with no change pushed since), waits that long or for the next wake-up.
+   * `front`: the waiter arrived before everyone queued (its first attempt ran outside the queue).
+   */
+  add(waiter: W, retryIn?: number, front = false): void {
+    if (front) this.#waiters.unshift(waiter);
+    else this.#waiters.push(waiter);
+    if (retryIn === undefined || this.#inFlight || this.#waiters.length > 1) {
+      this.wake();
+      return;
+    }
+    this.#retryAfter(retryIn);
   }
 
   /** A waiter gave up (timeout, abort): forget it. */
@@ -77,7 +91,11 @@ export class WaitQueue<T, W extends Waiter<T> = Waiter<T>> {
   }
 
   #clearTimer(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    const timer = this.#timer;
+    if (timer === undefined) return;
+    // A Timeout can be refreshed; an Immediate cannot.
+    if ('refresh' in timer) clearTimeout(timer);
+    else clearImmediate(timer);
     this.#timer = undefined;
   }
 
@@ -121,8 +139,25 @@ export class WaitQueue<T, W extends Waiter<T> = Waiter<T>> {
       this.#maybeIdle();
       return;
     }
-    this.#timer = setTimeout(() => this.wake(), Math.max(0, result.retryIn));
-    this.#timer.unref();
+    this.#retryAfter(result.retryIn);
+  }
+
+  /**
+   * Retries after `ms`. Zero (a lock whose TTL runs out within the millisecond, a lease that
+   * arrived already expired) retries on the next turn of the event loop rather than after
+   * setTimeout's 1 ms minimum, a few times in a row at most, so that a hint stuck at zero cannot
+   * turn into a busy loop against Redis.
+   */
+  #retryAfter(ms: number): void {
+    if (ms <= 0 && this.#quickRetries < MAX_QUICK_RETRIES) {
+      this.#quickRetries++;
+      this.#timer = setImmediate(() => this.wake());
+      return;
+    }
+    this.#quickRetries = 0;
+    const timer = setTimeout(() => this.wake(), Math.max(1, ms));
+    timer.unref();
+    this.#timer = timer;
   }
 
   #settle(waiter: W): void {

@@ -11,6 +11,15 @@ export interface KeyListener {
  */
 export class Dispatcher {
   readonly #byKey = new Map<string, Set<KeyListener>>();
+  /**
+   * Counts pushes as they arrive (before the deferred delivery). An attempt made without a
+   * watch compares it before and after: unchanged means no change was pushed in between.
+   */
+  #pushes = 0;
+
+  get pushes(): number {
+    return this.#pushes;
+  }
 
   watch(key: string, listener: KeyListener): () => void {
     let set = this.#byKey.get(key);
@@ -29,6 +38,7 @@ export class Dispatcher {
 
   /** Keys may have changed; `null` means any key may have. */
   invalidate(keys: readonly string[] | null): void {
+    this.#pushes++;
     if (keys === null) {
       this.everything();
       return;
@@ -43,6 +53,7 @@ export class Dispatcher {
 
   /** Wakes every listener: after a reconnect or a flush nothing seen before can be trusted. */
   everything(): void {
+    this.#pushes++;
     for (const set of this.#byKey.values()) for (const listener of set) this.#pending.set(listener, true);
     this.#schedule();
   }

@@ -63,6 +63,8 @@ export class Keeper {
   readonly #queues = new Map<string, { queue: WaitQueue<Lease, KeeperWaiter>; unwatch: () => void }>();
   readonly #held = new Map<Lease, Held>();
   readonly #inFlight = new Set<Promise<unknown>>();
+  /** Keys with a fast-path first attempt in flight (see #first). */
+  readonly #firsts = new Set<string>();
   /** Leases lost to a dropped connection whose keys are still to be given back. */
   readonly #orphans = new Set<{ lease: Lease; core: LeaseCore }>();
   /** Other local things to wake by key (fair-lock waiters, election observers). */
@@ -148,8 +150,72 @@ export class Keeper {
         }, timeout);
       }
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#queueFor(queueKey, queue.watch).add(waiter);
+      if (this.#queues.has(queueKey) || this.#firsts.has(queueKey))
+        this.#queueFor(queueKey, queue.watch).add(waiter);
+      else this.#first(queueKey, queue.watch, waiter);
     });
+  }
+
+  /**
+   * The uncontended fast path: nobody in this process waits for `key`, so attempt once before
+   * building a queue and its watches (a third of the cost of an uncontended acquire). A busy
+   * lock sends the waiter to the queue with the attempt's verdict; a push that arrived in the
+   * meantime (counted by the dispatcher) makes the queue attempt again at once instead.
+   */
+  #first(key: string, watch: readonly string[], waiter: KeeperWaiter): void {
+    this.#firsts.add(key);
+    const pushes = this.ctx.dispatcher.pushes;
+    const done = (result: Attempt<Lease> | undefined, error?: unknown) => {
+      this.#firsts.delete(key);
+      // Waiters that queued behind this attempt have not attempted yet.
+      const queued = this.#queues.get(key)?.queue;
+      if (result !== undefined && 'acquired' in result) {
+        if (waiter.settled) void result.acquired.release().catch(() => {});
+        else waiter.resolve(result.acquired);
+        queued?.wake();
+        return;
+      }
+      if (waiter.settled) {
+        queued?.wake();
+        return;
+      }
+      if (result === undefined) {
+        waiter.giveUp(error);
+        queued?.wake();
+        return;
+      }
+      if (this.ctx.closed) {
+        waiter.giveUp(new ConnectionClosedError());
+        return;
+      }
+      if (waiter.oneShot) {
+        waiter.giveUp();
+        queued?.wake();
+        return;
+      }
+      const quiet = queued === undefined && this.ctx.dispatcher.pushes === pushes;
+      // Whoever queued meanwhile arrived after this waiter: it goes first.
+      this.#queueFor(key, watch).add(waiter, quiet ? result.retryIn : undefined, true);
+    };
+    this.#attemptOf(waiter).then(done, (error: unknown) => done(undefined, error));
+  }
+
+  /** One attempt of `waiter`, with Redis or a quorum unreachable turned into a retry later. */
+  #attemptOf(waiter: KeeperWaiter): Promise<Attempt<Lease>> {
+    return waiter.attempt().then(
+      (result) => {
+        waiter.lastError = undefined;
+        return result;
+      },
+      (error: unknown) => {
+        // Unreachable: try again after a pause, or at once when the connection comes back.
+        if (error instanceof RedisUnavailableError || error instanceof QuorumError) {
+          waiter.lastError = error;
+          return { retryIn: this.ctx.retryDelay };
+        }
+        throw error;
+      },
+    );
   }
 
   /** Wakes the local queue and wakers of `key` (this process's own writes bring no push: NOLOOP). */
@@ -271,21 +337,7 @@ export class Keeper {
     const existing = this.#queues.get(key);
     if (existing !== undefined) return existing.queue;
     const queue = new WaitQueue<Lease, KeeperWaiter>({
-      attempt: (waiter) =>
-        waiter.attempt().then(
-          (result) => {
-            waiter.lastError = undefined;
-            return result;
-          },
-          (error: unknown) => {
-            // Unreachable: try again after a pause, or at once when the connection comes back.
-            if (error instanceof RedisUnavailableError || error instanceof QuorumError) {
-              waiter.lastError = error;
-              return { retryIn: this.ctx.retryDelay };
-            }
-            throw error;
-          },
-        ),
+      attempt: (waiter) => this.#attemptOf(waiter),
       discard: (lease) => void lease.release().catch(() => {}),
       onIdle: () => {
         const entry = this.#queues.get(key);
@@ -317,9 +369,14 @@ export class Keeper {
     for (const key of held.wake) this.wake(key);
   }
 
-  /** The retry delay after a failed attempt: Redis's hint, capped by polling when there are no pushes. */
+  /**
+   * The retry delay after a failed attempt: Redis's hint, capped by polling when there are no
+   * pushes. No margin is added to a PTTL hint: the timer starts half a round trip after Redis
+   * measured it and fires up to a millisecond late, so the key has usually expired by then; when
+   * it has not, the next attempt sees PTTL 0 and retries on the next turn of the event loop.
+   */
   retryIn(hint: number, fallback: number, tracking = this.ctx.driver.tracking): number {
-    const untilChange = hint >= 0 ? hint + 1 : fallback;
+    const untilChange = hint >= 0 ? hint : fallback;
     return tracking ? untilChange : Math.min(untilChange, this.ctx.retryDelay);
   }
 }
