@@ -10,7 +10,8 @@ export interface KeyListener {
  * and a missed one is covered by the listener's own timer.
  */
 export class Dispatcher {
-  readonly #byKey = new Map<string, Set<KeyListener>>();
+  /** One listener per key is the common case (a held lease): no Set for it. */
+  readonly #byKey = new Map<string, KeyListener | Set<KeyListener>>();
   /**
    * Counts pushes as they arrive (before the deferred delivery). An attempt made without a
    * watch compares it before and after: unchanged means no change was pushed in between.
@@ -21,19 +22,26 @@ export class Dispatcher {
     return this.#pushes;
   }
 
+  /** Listens to `key`; returns the removal. */
   watch(key: string, listener: KeyListener): () => void {
-    let set = this.#byKey.get(key);
-    if (set === undefined) {
-      set = new Set();
-      this.#byKey.set(key, set);
-    }
-    set.add(listener);
-    return () => {
-      const current = this.#byKey.get(key);
-      if (current === undefined) return;
+    this.add(key, listener);
+    return () => this.remove(key, listener);
+  }
+
+  add(key: string, listener: KeyListener): void {
+    const current = this.#byKey.get(key);
+    if (current === undefined) this.#byKey.set(key, listener);
+    else if (current instanceof Set) current.add(listener);
+    else if (current !== listener) this.#byKey.set(key, new Set([current, listener]));
+  }
+
+  remove(key: string, listener: KeyListener): void {
+    const current = this.#byKey.get(key);
+    if (current === listener) this.#byKey.delete(key);
+    else if (current instanceof Set) {
       current.delete(listener);
       if (current.size === 0) this.#byKey.delete(key);
-    };
+    }
   }
 
   /** Keys may have changed; `null` means any key may have. */
@@ -44,9 +52,10 @@ export class Dispatcher {
       return;
     }
     for (const key of keys) {
-      const set = this.#byKey.get(key);
-      if (set !== undefined)
-        for (const listener of set) this.#pending.set(listener, this.#pending.get(listener) ?? false);
+      const found = this.#byKey.get(key);
+      if (found === undefined) continue;
+      if (found instanceof Set) for (const listener of found) this.#mark(listener, false);
+      else this.#mark(found, false);
     }
     this.#schedule();
   }
@@ -54,7 +63,10 @@ export class Dispatcher {
   /** Wakes every listener: after a reconnect or a flush nothing seen before can be trusted. */
   everything(): void {
     this.#pushes++;
-    for (const set of this.#byKey.values()) for (const listener of set) this.#pending.set(listener, true);
+    for (const found of this.#byKey.values()) {
+      if (found instanceof Set) for (const listener of found) this.#mark(listener, true);
+      else this.#mark(found, true);
+    }
     this.#schedule();
   }
 
@@ -63,6 +75,10 @@ export class Dispatcher {
   // that phase, instead of once per push. That halves the retries of a quorum's waiters.
   readonly #pending = new Map<KeyListener, boolean>();
   #scheduled = false;
+
+  #mark(listener: KeyListener, everything: boolean): void {
+    this.#pending.set(listener, everything || (this.#pending.get(listener) ?? false));
+  }
 
   #schedule(): void {
     if (this.#scheduled || this.#pending.size === 0) return;

@@ -99,20 +99,19 @@ export class Mutex implements LeaseCore {
   ): Lease {
     const lease = this.#keeper.hold(
       { name, token, fencingToken, ttl, sentAt, core: this },
-      {
-        key: keys.lock,
-        policy: 'verify',
-        wake: [keys.lock],
-        onEnd: () => {
-          if (this.#held.get(keys.lock) === lease) this.#held.delete(keys.lock);
-        },
-      },
+      { key: keys.lock, policy: 'verify', onEnd: this.#ended },
     );
     const previous = this.#held.get(keys.lock);
     this.#held.set(keys.lock, lease);
     previous?.lose('taken', 'taken over by forceAcquire in this process');
     return lease;
   }
+
+  /** A lease ended: forget it (shared by every lease, so that none carries a closure). */
+  readonly #ended = (lease: Lease): void => {
+    const lock = keyFor(this.#keeper.ctx.prefix, lease.name);
+    if (this.#held.get(lock) === lease) this.#held.delete(lock);
+  };
 
   #keys(name: string): MutexKeys {
     const prefix = this.#keeper.ctx.prefix;
