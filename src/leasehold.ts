@@ -259,13 +259,5 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
           `${this.#drivers.length} nodes); connect it with "url", "sentinel" or "cluster" (see docs/semaphore.md)`,
       );
     }
-    // The in-memory backend runs the mutex's scripts only, so far: say so now, not with an ERR
-    // from the first acquire.
-    if (this.#options.memory !== undefined) {
-      throw new TypeError(
-        `leasehold: ${what}() is not available with the in-memory backend yet (option "backend"); ` +
-          'only the mutex is (see docs/memory.md)',
-      );
-    }
   }
 }

@@ -1,7 +1,30 @@
 import { monotonic } from '../clock.ts';
+import type { Stream } from './stream.ts';
+import { SortedSet } from './zset.ts';
+
+/** The Redis data types the backend keeps, by TYPE name. */
+export interface MemoryTypes {
+  string: string;
+  hash: Map<string, string>;
+  zset: SortedSet;
+  stream: Stream;
+}
+
+type Value = MemoryTypes[keyof MemoryTypes];
+
+const typeOf = (value: Value): keyof MemoryTypes =>
+  typeof value === 'string'
+    ? 'string'
+    : value instanceof Map
+      ? 'hash'
+      : value instanceof SortedSet
+        ? 'zset'
+        : 'stream';
+
+const WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value';
 
 interface Entry {
-  value: string;
+  value: Value;
   /** Monotonic ms; undefined: no TTL. */
   expiresAt: number | undefined;
 }
@@ -14,8 +37,9 @@ export interface MemoryClient {
 }
 
 /**
- * An in-process stand-in for one Redis server: string keys with millisecond TTLs, INCR, and
- * client-tracking emulation. Share one backend between several Leasehold instances in a process
+ * An in-process stand-in for one Redis server: strings, hashes, sorted sets and streams with
+ * millisecond TTLs on whole keys, the commands leasehold's scripts use, and client-tracking
+ * emulation. Share one backend between several Leasehold instances in a process
  * (for example in a unit test) and they coordinate exactly as if they shared a Redis, with
  * notifications, fencing tokens and TTLs, but without a server and in microseconds.
  *
@@ -72,7 +96,47 @@ export class MemoryBackend {
   /** @internal A read by `client`: returns the value and arms tracking of `key` for it. */
   get(key: string, client?: MemoryClient): string | null {
     this.track(key, client);
-    return this.#live(key)?.value ?? null;
+    return this.typed(key, 'string') ?? null;
+  }
+
+  /** @internal The live value of `key` if it is of `type`; undefined when missing; WRONGTYPE otherwise. */
+  typed<T extends keyof MemoryTypes>(key: string, type: T): MemoryTypes[T] | undefined {
+    const entry = this.#live(key);
+    if (entry === undefined) return undefined;
+    if (typeOf(entry.value) !== type) throw new Error(WRONGTYPE);
+    return entry.value as MemoryTypes[T];
+  }
+
+  /** @internal TYPE: 'none' when missing. */
+  type(key: string): keyof MemoryTypes | 'none' {
+    const entry = this.#live(key);
+    return entry === undefined ? 'none' : typeOf(entry.value);
+  }
+
+  /**
+   * @internal The value of `key`, created empty (without a TTL) when missing, for a command to
+   * change in place. The command must call `wrote()` afterwards, also when it changed nothing.
+   */
+  open<T extends 'hash' | 'zset' | 'stream'>(
+    key: string,
+    type: T,
+    create: () => MemoryTypes[T],
+  ): MemoryTypes[T] {
+    const existing = this.typed(key, type);
+    if (existing !== undefined) return existing;
+    const value = create();
+    this.#data.set(key, { value, expiresAt: undefined });
+    return value;
+  }
+
+  /**
+   * @internal After a command changed the value of `key` in place: a hash or sorted set left
+   * empty is deleted, as Redis does, and when `changed` the clients tracking the key are told.
+   */
+  wrote(key: string, changed: boolean, by?: MemoryClient): void {
+    const value = this.#data.get(key)?.value;
+    if ((value instanceof Map || value instanceof SortedSet) && value.size === 0) this.#data.delete(key);
+    if (changed) this.#changed(key, by);
   }
 
   /** @internal Remaining TTL in ms: -2 missing, -1 no TTL (Redis's PTTL). */
@@ -113,10 +177,12 @@ export class MemoryBackend {
     return true;
   }
 
-  /** @internal PEXPIRE (ttl) or PERSIST (undefined). False when the key is missing. */
+  /** @internal PEXPIRE (ttl; <= 0 deletes the key) or PERSIST (undefined). False when the key is missing. */
   expire(key: string, ttl: number | undefined, by?: MemoryClient): boolean {
     const entry = this.#live(key);
     if (entry === undefined) return false;
+    if (ttl !== undefined && ttl <= 0) return this.del(key, by);
+    if (ttl === undefined && entry.expiresAt === undefined) return false;
     entry.expiresAt = ttl === undefined ? undefined : monotonic() + ttl;
     if (entry.expiresAt !== undefined) this.#arm(entry.expiresAt);
     this.#changed(key, by);
@@ -125,9 +191,12 @@ export class MemoryBackend {
 
   /** @internal INCR: the new value as a string (exact beyond 2^53, like Redis's reply via GET). */
   incr(key: string, by?: MemoryClient): string {
-    const entry = this.#live(key);
-    const next = (entry === undefined ? 0n : BigInt(entry.value)) + 1n;
-    this.#data.set(key, { value: String(next), expiresAt: entry?.expiresAt });
+    const value = this.typed(key, 'string');
+    if (value !== undefined && !/^-?\d{1,19}$/.test(value)) {
+      throw new Error('ERR value is not an integer or out of range');
+    }
+    const next = (value === undefined ? 0n : BigInt(value)) + 1n;
+    this.#data.set(key, { value: String(next), expiresAt: this.#data.get(key)?.expiresAt });
     this.#changed(key, by);
     return String(next);
   }

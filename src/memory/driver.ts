@@ -1,5 +1,6 @@
 import type { Driver, DriverHandlers, ScriptCall } from '../driver/types.ts';
 import type { MemoryBackend, MemoryClient } from './backend.ts';
+import { runCommand } from './commands.ts';
 import { memoryScript } from './scripts.ts';
 
 const noHandlers: DriverHandlers = { invalidate() {}, reset() {}, disconnected() {} };
@@ -53,15 +54,20 @@ export class MemoryDriver implements Driver {
     const { keys, args } = call;
     const store = this.#store;
     const client = this.#client;
+    // Redis 7.0: a read inside a script arms tracking of the script's declared KEYS.
+    const armKeys = () => {
+      for (const key of keys) store.track(key, client);
+    };
     return script({
       store,
       keys,
       args,
       client,
       read: (value) => {
-        for (const key of keys) store.track(key, client);
+        armKeys();
         return value;
       },
+      call: (...command) => runCommand(store, command.map(String), client, armKeys),
     });
   }
 
@@ -70,44 +76,17 @@ export class MemoryDriver implements Driver {
     return settled.map((s) => (s.status === 'fulfilled' ? s.value : (s.reason as Error)));
   }
 
-  /** A few plain commands: GET, SET [NX] [PX ms], DEL, EXISTS, PTTL, PEXPIRE, PERSIST, INCR, FLUSHALL. */
+  /**
+   * A plain command: the ones leasehold's scripts use (strings, hashes, sorted sets, streams,
+   * TIME; see commands.ts), and FLUSHALL. A read arms tracking of the keys it read.
+   */
   async command(args: readonly string[]): Promise<unknown> {
     this.#checkOpen();
-    const [name = '', key = '', ...rest] = args;
     const store = this.#store;
     const client = this.#client;
-    switch (name.toUpperCase()) {
-      case 'GET':
-        return store.get(key, client);
-      case 'EXISTS':
-        return store.get(key, client) === null ? 0 : 1;
-      case 'PTTL':
-        return store.pttl(key, client);
-      case 'DEL':
-        return store.del(key, client) ? 1 : 0;
-      case 'INCR':
-        return Number(store.incr(key, client));
-      case 'PEXPIRE':
-        return store.expire(key, Number(rest[0]), client) ? 1 : 0;
-      case 'PERSIST':
-        return store.expire(key, undefined, client) ? 1 : 0;
-      case 'SET': {
-        const [value = '', ...flags] = rest;
-        const upper = flags.map((f) => f.toUpperCase());
-        const px = upper.indexOf('PX');
-        const options = {
-          nx: upper.includes('NX'),
-          ...(px >= 0 ? { px: Number(flags[px + 1]) } : {}),
-        };
-        return store.set(key, value, options, client) ? 'OK' : null;
-      }
-      case 'FLUSHALL':
-      case 'FLUSHDB':
-        store.flush();
-        return 'OK';
-      default:
-        throw new Error(`ERR the memory backend does not support the command "${name}"`);
-    }
+    return runCommand(store, args, client, (keys) => {
+      for (const key of keys) store.track(key, client);
+    });
   }
 
   #checkOpen(): void {

@@ -1,25 +1,15 @@
-import type { MemoryBackend, MemoryClient } from './backend.ts';
+import { arg, key, type MemoryScript } from './script-call.ts';
+import { electionScripts } from './scripts-election.ts';
+import { fairScripts } from './scripts-fair.ts';
+import { rwlockScripts } from './scripts-rwlock.ts';
+import { semaphoreScripts } from './scripts-semaphore.ts';
 
-/** What a script implementation gets: the store, the calling client, and the call's KEYS and ARGV. */
-export interface MemoryScriptCall {
-  readonly store: MemoryBackend;
-  readonly keys: readonly string[];
-  readonly args: readonly string[];
-  /** The client running the script: writes skip notifying it (NOLOOP). */
-  readonly client: MemoryClient;
-  /** A read (GET, PTTL, ...) of any key: like Redis 7.0, arms tracking of all declared KEYS. */
-  read<T>(value: T): T;
-}
-
-/** A JS twin of one `src/scripts/<name>.lua`, returning what the Lua script's reply decodes to. */
-export type MemoryScript = (call: MemoryScriptCall) => unknown;
-
-const arg = (call: MemoryScriptCall, i: number): string => call.args[i] ?? '';
-const key = (call: MemoryScriptCall, i: number): string => call.keys[i] ?? '';
+export type { MemoryScript, MemoryScriptCall } from './script-call.ts';
 
 /**
- * Scripts the memory backend runs by name, one per Lua script of the mutex. Other primitives
- * add their own with `defineMemoryScript`; a script without a twin fails with an `ERR` reply.
+ * Scripts the memory backend runs by name, one per Lua script in src/scripts/. The mutex's are
+ * here; each other primitive's are in scripts-<primitive>.ts. `defineMemoryScript` adds or
+ * replaces one; a script without a twin fails with an `ERR` reply.
  */
 const registry = new Map<string, MemoryScript>([
   [
@@ -61,6 +51,19 @@ const registry = new Map<string, MemoryScript>([
       return 1;
     },
   ],
+  [
+    'fence-raise',
+    (c) => {
+      const [lock, fence] = [key(c, 0), key(c, 1)];
+      const current = Number(c.call('GET', fence) ?? '0');
+      if (current < Number(arg(c, 1))) c.call('SET', fence, arg(c, 1));
+      return c.call('GET', lock) === arg(c, 0) ? 1 : 0;
+    },
+  ],
+  ...semaphoreScripts,
+  ...rwlockScripts,
+  ...fairScripts,
+  ...electionScripts,
 ]);
 
 /** Registers the in-memory twin of a Lua script, by the script's name. */

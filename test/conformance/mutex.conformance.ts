@@ -22,6 +22,8 @@ export interface ConformanceTarget {
   del(key: string): Promise<void>;
   /** Sets a key with a TTL behind the library's back (a foreign or crashed holder). */
   setWithTtl(key: string, value: string, ttl: number): Promise<void>;
+  /** Sends one command to the store behind the library's back (the primitives' suites use it). */
+  command(args: (string | number)[]): Promise<unknown>;
   /** Stops whatever the target started. */
   close(): Promise<void>;
 }

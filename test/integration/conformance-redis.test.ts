@@ -1,9 +1,10 @@
-import { mutexConformance } from '../conformance/mutex.conformance.ts';
+import { type ConformanceTarget, mutexConformance } from '../conformance/mutex.conformance.ts';
+import { primitivesConformance } from '../conformance/primitives.conformance.ts';
 import { connect, mode } from '../harness/leasehold.ts';
 import { RedisServer } from '../harness/redis-server.ts';
 import { command } from '../harness/resp.ts';
 
-mutexConformance(`redis (${mode})`, async () => {
+async function redisTarget(): Promise<ConformanceTarget> {
   const server = await RedisServer.start();
   return {
     connect: (options) => connect(server, options),
@@ -13,6 +14,10 @@ mutexConformance(`redis (${mode})`, async () => {
     setWithTtl: async (key, value, ttl) => {
       await command(server.port, ['SET', key, value, 'PX', ttl]);
     },
+    command: (args) => command(server.port, args),
     close: () => server.stop(),
   };
-});
+}
+
+mutexConformance(`redis (${mode})`, redisTarget);
+primitivesConformance(`redis (${mode})`, redisTarget);

@@ -1,31 +1,31 @@
+import type { ConnectOptions } from '../../src/index.ts';
 import { Leasehold, MemoryBackend } from '../../src/index.ts';
-import { mutexConformance } from '../conformance/mutex.conformance.ts';
+import { MemoryDriver } from '../../src/memory/driver.ts';
+import { type ConformanceTarget, mutexConformance } from '../conformance/mutex.conformance.ts';
+import { primitivesConformance } from '../conformance/primitives.conformance.ts';
 
-mutexConformance('memory', async () => {
+/** A fresh store; `extra` options (polling) for every instance connected to it. */
+async function memoryTarget(extra: ConnectOptions = {}): Promise<ConformanceTarget> {
   const backend = new MemoryBackend();
+  // Another "connection" to the store, as another program would have one to Redis.
+  const raw = new MemoryDriver(backend, false);
+  await raw.connect();
   return {
-    connect: (options) => Leasehold.connect({ ...options, backend }),
+    connect: (options) => Leasehold.connect({ ...options, backend, ...extra }),
     del: async (key) => {
-      backend.del(key);
+      await raw.command(['DEL', key]);
     },
     setWithTtl: async (key, value, ttl) => {
-      backend.set(key, value, { px: ttl });
+      await raw.command(['SET', key, value, 'PX', String(ttl)]);
     },
-    close: async () => {},
+    command: (args) => raw.command(args.map(String)),
+    close: () => raw.close(),
   };
-});
+}
 
-mutexConformance('memory (polling)', async () => {
-  const backend = new MemoryBackend();
-  return {
-    connect: (options) =>
-      Leasehold.connect({ ...options, backend, notifications: 'polling', retryDelay: 20 }),
-    del: async (key) => {
-      backend.del(key);
-    },
-    setWithTtl: async (key, value, ttl) => {
-      backend.set(key, value, { px: ttl });
-    },
-    close: async () => {},
-  };
-});
+const polling: ConnectOptions = { notifications: 'polling', retryDelay: 20 };
+
+mutexConformance('memory', () => memoryTarget());
+mutexConformance('memory (polling)', () => memoryTarget(polling));
+primitivesConformance('memory', () => memoryTarget());
+primitivesConformance('memory (polling)', () => memoryTarget(polling));

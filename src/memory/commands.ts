@@ -1,0 +1,128 @@
+import type { MemoryBackend, MemoryClient } from './backend.ts';
+import { type CommandSpec, integer, SYNTAX, serverMicros, upper } from './command-kit.ts';
+import { streamCommands } from './commands-stream.ts';
+import { zsetCommands } from './commands-zset.ts';
+
+const hash = (store: MemoryBackend, key: string) => store.typed(key, 'hash');
+
+function flush(store: MemoryBackend): string {
+  store.flush();
+  return 'OK';
+}
+
+/** Keys, strings, counters, TIME and hashes. */
+const basicCommands: Record<string, CommandSpec> = {
+  GET: { arity: 1, read: true, run: (store, [key = '']) => store.get(key) },
+  SET: {
+    arity: 2,
+    run(store, [key = '', value = '', ...flags], by) {
+      const words = upper(flags, 0);
+      let px: number | undefined;
+      for (let i = 0; i < words.length; i++) {
+        const word = words[i];
+        if (word === 'PX' || word === 'EX') {
+          const n = integer(flags[++i]);
+          if (n <= 0) throw new Error("ERR invalid expire time in 'set' command");
+          px = word === 'PX' ? n : n * 1000;
+        } else if (word !== 'NX' && word !== 'XX') throw new Error(SYNTAX);
+      }
+      if (words.includes('NX') && words.includes('XX')) throw new Error(SYNTAX);
+      if (words.includes('XX') && store.type(key) === 'none') return null;
+      const options = { nx: words.includes('NX'), ...(px === undefined ? {} : { px }) };
+      return store.set(key, value, options, by) ? 'OK' : null;
+    },
+  },
+  DEL: {
+    arity: 1,
+    run: (store, keys, by) => keys.filter((key) => store.del(key, by)).length,
+  },
+  EXISTS: {
+    arity: 1,
+    read: true,
+    run: (store, keys) => keys.filter((key) => store.type(key) !== 'none').length,
+  },
+  TYPE: { arity: 1, read: true, run: (store, [key = '']) => store.type(key) },
+  PTTL: { arity: 1, read: true, run: (store, [key = '']) => store.pttl(key) },
+  PEXPIRE: {
+    arity: 2,
+    run: (store, [key = '', ttl], by) => (store.expire(key, integer(ttl), by) ? 1 : 0),
+  },
+  PERSIST: { arity: 1, run: (store, [key = ''], by) => (store.expire(key, undefined, by) ? 1 : 0) },
+  INCR: { arity: 1, run: (store, [key = ''], by) => Number(store.incr(key, by)) },
+  TIME: {
+    arity: 0,
+    run() {
+      const micros = serverMicros();
+      return [String(Math.floor(micros / 1e6)), String(micros % 1e6)];
+    },
+  },
+  FLUSHALL: { arity: 0, run: flush },
+  FLUSHDB: { arity: 0, run: flush },
+  HSET: {
+    arity: 3,
+    run(store, [key = '', ...pairs], by) {
+      if (pairs.length % 2 !== 0) throw new Error("ERR wrong number of arguments for 'hset' command");
+      const map = store.open(key, 'hash', () => new Map());
+      let added = 0;
+      for (let i = 0; i < pairs.length; i += 2) {
+        if (!map.has(pairs[i]!)) added += 1;
+        map.set(pairs[i]!, pairs[i + 1]!);
+      }
+      // Redis signals every HSET as a change, also one that rewrites the same values.
+      store.wrote(key, true, by);
+      return added;
+    },
+  },
+  HDEL: {
+    arity: 2,
+    run(store, [key = '', ...fields], by) {
+      const map = hash(store, key);
+      if (map === undefined) return 0;
+      const removed = fields.filter((field) => map.delete(field)).length;
+      store.wrote(key, removed > 0, by);
+      return removed;
+    },
+  },
+  HGET: {
+    arity: 2,
+    read: true,
+    run: (store, [key = '', field = '']) => hash(store, key)?.get(field) ?? null,
+  },
+  HMGET: {
+    arity: 2,
+    read: true,
+    run: (store, [key = '', ...fields]) => {
+      const map = hash(store, key);
+      return fields.map((field) => map?.get(field) ?? null);
+    },
+  },
+  HGETALL: { arity: 1, read: true, run: (store, [key = '']) => [...(hash(store, key) ?? [])].flat() },
+  HLEN: { arity: 1, read: true, run: (store, [key = '']) => hash(store, key)?.size ?? 0 },
+};
+
+const commands: Record<string, CommandSpec> = { ...basicCommands, ...zsetCommands, ...streamCommands };
+
+/**
+ * Runs one command against `store` for client `by` and returns its reply as a RESP2 client
+ * decodes it (integers as numbers, bulk strings as strings, nil as null, arrays), or throws
+ * Redis's error. `armed` runs after a read, to arm client tracking.
+ * @internal
+ */
+export function runCommand(
+  store: MemoryBackend,
+  args: readonly string[],
+  by: MemoryClient | undefined,
+  armed: (keys: readonly string[]) => void,
+): unknown {
+  const [name = '', ...rest] = args;
+  const spec = Object.hasOwn(commands, name.toUpperCase()) ? commands[name.toUpperCase()] : undefined;
+  if (spec === undefined) {
+    throw new Error(`ERR the memory backend does not support the command '${name}'`);
+  }
+  if (rest.length < spec.arity) {
+    throw new Error(`ERR wrong number of arguments for '${name.toLowerCase()}' command`);
+  }
+  const reply = spec.run(store, rest, by);
+  if (spec.read) armed(name.toUpperCase() === 'EXISTS' ? rest : rest.slice(0, 1));
+  return reply;
+}
