@@ -81,7 +81,12 @@ async function writeDocs(results: Results): Promise<void> {
   // vega is large: loaded only when charts are drawn, so that --help stays quick.
   const { renderCharts } = await import('./report/charts.ts');
   const charts = await renderCharts(results, path('docs/benchmarks'));
-  await writeFile(path('docs/benchmarks.md'), markdown(results, charts));
+  // An earlier full run kept for "before and after" (bench/report/progress.ts), when present.
+  const baseline = await readFile(path('bench/results/baseline.json'), 'utf8').then(
+    (text) => JSON.parse(text) as Results,
+    () => undefined,
+  );
+  await writeFile(path('docs/benchmarks.md'), markdown(results, charts, baseline));
   console.log(`wrote docs/benchmarks.md and ${charts.length} charts in docs/benchmarks/`);
 }
 

@@ -3,6 +3,7 @@ import type { Results } from '../results.ts';
 import type { Chart } from './charts.ts';
 import { fmtBytes, fmtMs, fmtNum, ratio, table } from './format.ts';
 import { headline, lossCell } from './headline.ts';
+import { progress } from './progress.ts';
 
 const isLeasehold = (c: ContenderInfo) => c.library === 'leasehold';
 
@@ -146,7 +147,7 @@ function contendersSection(results: Results): string {
 }
 
 /** docs/benchmarks.md: every number comes from `results`; nothing here is typed in by hand. */
-export function markdown(results: Results, charts: Chart[]): string {
+export function markdown(results: Results, charts: Chart[], baseline?: Results): string {
   const s = results.scenarios;
   const m = results.machine;
   const label = new Map(results.contenders.map((c) => [c.id, c.label]));
@@ -175,6 +176,7 @@ export function markdown(results: Results, charts: Chart[]): string {
     '',
     targets(results),
     '',
+    progress(results, baseline),
     '## Machine',
     '',
     table(
