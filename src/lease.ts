@@ -2,6 +2,9 @@ import { drift, monotonic } from './clock.ts';
 import { type LeaseholdError, LockLostError, LockReleasedError, type LossReason } from './errors.ts';
 import { checkDuration } from './options.ts';
 
+/** See Lease.#ended. */
+const RELEASED = Symbol('released');
+
 /**
  * What a primitive provides so that the shared machinery can extend and release its leases.
  * @internal
@@ -15,8 +18,8 @@ export interface LeaseCore {
 
 /** Hooks the owning instance installs: renewal scheduling and bookkeeping. @internal */
 export interface LeaseHost {
-  /** The lease is over (released or lost): stop renewing and forget it. */
-  finished(lease: Lease, error: LeaseholdError): void;
+  /** The lease is over, lost (`error`) or released (undefined, or a LockReleasedError): forget it. */
+  finished(lease: Lease, error: LeaseholdError | undefined): void;
 }
 
 /** @internal */
@@ -50,8 +53,12 @@ export class Lease {
   // Made on first use of `signal`: many leases are acquired and released without anyone reading
   // it, and an AbortController was the largest single cost of a lease (time and memory).
   #controller: AbortController | undefined;
-  /** Why the lease ended; undefined while it runs. */
-  #ended: LeaseholdError | undefined;
+  /**
+   * Why the lease ended; undefined while it runs. RELEASED: a plain release whose
+   * LockReleasedError nobody has asked for yet (made on first use: most releases are never
+   * looked at, and an Error per release was a twentieth of an acquire's CPU).
+   */
+  #ended: LeaseholdError | typeof RELEASED | undefined;
   readonly #core: LeaseCore;
   readonly #host: LeaseHost;
   #ttl: number;
@@ -81,7 +88,7 @@ export class Lease {
     this.#checkValidity();
     if (this.#controller === undefined) {
       this.#controller = new AbortController();
-      if (this.#ended !== undefined) this.#controller.abort(this.#ended);
+      if (this.#ended !== undefined) this.#controller.abort(this.#reason());
     }
     return this.#controller.signal;
   }
@@ -89,7 +96,9 @@ export class Lease {
   /** True when the signal aborted for any reason other than a release. */
   get lost(): boolean {
     this.#checkValidity();
-    return this.#ended !== undefined && !(this.#ended instanceof LockReleasedError);
+    return (
+      this.#ended !== undefined && this.#ended !== RELEASED && !(this.#ended instanceof LockReleasedError)
+    );
   }
 
   /** Local estimate (epoch ms) of when validity runs out if no extension succeeds. */
@@ -140,11 +149,11 @@ export class Lease {
           // Not held any more at release time: it was lost first (a takeover or DEL not heard
           // of yet, as when polling), and the signal says so rather than "released".
           if (!wasLost) {
-            this.#finish(
-              held
-                ? LockReleasedError.quick(this.name)
-                : new LockLostError(this.name, 'taken', 'the lock was no longer held when it was released'),
-            );
+            if (held) this.#finishReleased();
+            else
+              this.#finish(
+                new LockLostError(this.name, 'taken', 'the lock was no longer held when it was released'),
+              );
           }
           return held;
         },
@@ -204,7 +213,22 @@ export class Lease {
     this.#host.finished(this, error);
   }
 
+  /** A plain release: the reason is made only if a signal exists or someone asks for it. */
+  #finishReleased(): void {
+    if (this.done) return;
+    this.#ended = RELEASED;
+    if (this.#controller !== undefined) this.#controller.abort(this.#reason());
+    this.#host.finished(this, undefined);
+  }
+
+  /** Why the lease ended (after it ended). */
+  #reason(): LeaseholdError {
+    if (this.#ended === RELEASED || this.#ended === undefined)
+      this.#ended = LockReleasedError.quick(this.name);
+    return this.#ended;
+  }
+
   #throwIfDone(): void {
-    if (this.#ended !== undefined) throw this.#ended;
+    if (this.#ended !== undefined) throw this.#reason();
   }
 }

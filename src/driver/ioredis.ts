@@ -51,9 +51,12 @@ export class IoredisDriver implements Driver {
     // Fail fast while disconnected instead of queueing: the core retries on its own schedule,
     // and a queued extension would land long after it could help.
     const base = { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 } as const;
-    // Commands issued in one tick leave in one write: per-command writes were a fifth of the CPU
-    // at 64 acquisitions in flight.
-    const commands = { ...base, enableAutoPipelining: true } as const;
+    // No auto-pipelining: each command is written at once, so Redis works on the first ones
+    // while this process is still issuing the rest. Batching them per tick cost less CPU per
+    // acquire (23 vs 27 us) but made client and server take turns: 15% fewer acquisitions per
+    // second with 64 in flight. Batches that matter (a renewal cycle, a quorum's nodes) are
+    // explicit pipelines anyway (evalMany).
+    const commands = { ...base, enableAutoPipelining: false } as const;
     if (this.#own) {
       this.#cmd = new RedisClass(this.#options.url, commands);
     } else {
@@ -145,8 +148,8 @@ export class IoredisDriver implements Driver {
 
   async evalMany(calls: readonly ScriptCall[]): Promise<unknown[]> {
     if (calls.length === 0) return [];
-    // One call (a release, one lease's extension) goes through the auto-pipeline: an explicit
-    // Pipeline per call costs its own write and a pile of objects (half the throughput).
+    // One call (a release, one lease's extension) is a plain command: an explicit Pipeline per
+    // call costs a pile of objects (it halved the throughput of acquire + release).
     if (calls.length === 1) return [await this.eval(calls[0]!).catch(asError)];
     const pipeline = this.#cmd!.pipeline();
     for (const call of calls) {

@@ -15,7 +15,7 @@ import type { MutexBackend, MutexKeys } from './mutex-backend.ts';
 export class Mutex implements LeaseCore {
   readonly #keeper: Keeper;
   readonly #backend: MutexBackend;
-  /** The lease this instance holds per lock key: a local forceAcquire ends it without a push. */
+  /** The lease this instance holds per lock name: a local forceAcquire ends it without a push. */
   readonly #held = new Map<string, Lease>();
 
   constructor(keeper: Keeper, backend: MutexBackend) {
@@ -101,16 +101,15 @@ export class Mutex implements LeaseCore {
       { name, token, fencingToken, ttl, sentAt, core: this },
       { key: keys.lock, policy: 'verify', onEnd: this.#ended },
     );
-    const previous = this.#held.get(keys.lock);
-    this.#held.set(keys.lock, lease);
+    const previous = this.#held.get(name);
+    this.#held.set(name, lease);
     previous?.lose('taken', 'taken over by forceAcquire in this process');
     return lease;
   }
 
   /** A lease ended: forget it (shared by every lease, so that none carries a closure). */
   readonly #ended = (lease: Lease): void => {
-    const lock = keyFor(this.#keeper.ctx.prefix, lease.name);
-    if (this.#held.get(lock) === lease) this.#held.delete(lock);
+    if (this.#held.get(lease.name) === lease) this.#held.delete(lease.name);
   };
 
   #keys(name: string): MutexKeys {

@@ -115,10 +115,14 @@ export class RedisCluster {
           }
         } else {
           node.role = 'replica';
-          node.masterId = nodes[(i - masters) % masters]?.id;
         }
       }),
     );
+    // Only now: inside the parallel map above, a master's id may not have been read yet (that
+    // race sent "CLUSTER REPLICATE ''" and failed a CI run with "ERR Unknown node").
+    nodes.forEach((node, i) => {
+      if (node.role === 'replica') node.masterId = nodes[(i - masters) % masters]?.id;
+    });
     const [first, ...others] = nodes;
     if (first === undefined) throw new Error('a cluster needs at least one node');
     for (const node of others) {
