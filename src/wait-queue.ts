@@ -154,7 +154,8 @@ export class WaitQueue<T, W extends Waiter<T> = Waiter<T>> {
       this.#timer = setImmediate(() => this.wake());
       return;
     }
-    this.#quickRetries = 0;
+    // A hint stuck at zero keeps using 1 ms timers; a real wait (the lock seen held) starts over.
+    if (ms > 1) this.#quickRetries = 0;
     const timer = setTimeout(() => this.wake(), Math.max(1, ms));
     timer.unref();
     this.#timer = timer;

@@ -399,12 +399,13 @@ export class Keeper {
 
   /**
    * The retry delay after a failed attempt: Redis's hint, capped by polling when there are no
-   * pushes. No margin is added to a PTTL hint: the timer starts half a round trip after Redis
-   * measured it and fires up to a millisecond late, so the key has usually expired by then; when
-   * it has not, the next attempt sees PTTL 0 and retries on the next turn of the event loop.
+   * pushes. A PTTL hint is aimed a millisecond early, because Node's timers fire up to a
+   * millisecond late; the attempt then usually sees PTTL 0 or 1, and a key expiring within the
+   * millisecond is retried on the next turns of the event loop (a few round trips at most, see
+   * WaitQueue), which takes over a crashed holder's lock within a round trip of its expiry.
    */
   retryIn(hint: number, fallback: number, tracking = this.ctx.driver.tracking): number {
-    const untilChange = hint >= 0 ? hint : fallback;
+    const untilChange = hint < 0 ? fallback : hint <= 1 ? 0 : hint - 1;
     return tracking ? untilChange : Math.min(untilChange, this.ctx.retryDelay);
   }
 }
