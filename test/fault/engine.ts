@@ -147,6 +147,7 @@ let runCounter = 0;
 /** Runs one scenario in one mode: servers, proxies, workers, the fault, then the checker. */
 export async function runScenario(scenario: Scenario, mode: Mode, options: RunOptions): Promise<RunResult> {
   const started = realNow();
+  const wallClock = watchWallClock();
   const { ttl, rounds, resource } = options;
   runCounter += 1;
   const tag = `${scenario.id}-${mode.name}-${process.pid}-${runCounter}`;
@@ -286,7 +287,42 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
   await lock.stop();
   const result = check(events, await resource.log(tag), pauses, exits);
   if (failure !== undefined) result.errors.push(failure);
+  const moved = wallClock.stop();
+  if (moved > WALL_CLOCK_NOTE_MS) {
+    notes.push(
+      `the wall clock (what Redis expires keys by) moved ${moved.toFixed(1)} ms against the monotonic ` +
+        'clock (what leases and this checker measure by) during the run',
+    );
+  }
   return { ...result, scenario: scenario.id, mode: mode.name, notes, seconds: (realNow() - started) / 1_000 };
+}
+
+/** A wall-clock movement worth a note: beyond this, it eats into the drift allowance. */
+const WALL_CLOCK_NOTE_MS = 3;
+
+/**
+ * Samples the wall clock against the monotonic one every 10 ms. Redis expires keys by the wall
+ * clock; leases and the checker count by the monotonic clock. A step or fast slew of the wall
+ * clock (an NTP correction, a VM resynchronising after a stall) expires keys early in monotonic
+ * terms, and an overlap shorter than the step is then the clock's doing, not the lock's: the run
+ * says so instead of leaving it to guesswork. `stop()` returns the largest movement seen, in ms.
+ */
+function watchWallClock(): { stop(): number } {
+  const base = Date.now() - realNow();
+  let min = 0;
+  let max = 0;
+  const timer = setInterval(() => {
+    const offset = Date.now() - realNow() - base;
+    min = Math.min(min, offset);
+    max = Math.max(max, offset);
+  }, 10);
+  timer.unref();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return max - min;
+    },
+  };
 }
 
 /** Feeds every message of a worker to `onEvent` until it exits. */

@@ -63,7 +63,10 @@ export function renderReport(
     unexpected.length === 0
       ? 'Every run met the checks below.'
       : `**${unexpected.length} run(s) broke a check:** ${unexpected
-          .map((row) => `${row.scenario.id} x ${row.mode} (${row.violations.join('; ')})`)
+          .map(
+            (row) =>
+              `${row.scenario.id} x ${row.mode} (${[...row.violations, ...clockNotes(row.result)].join('; ')})`,
+          )
           .join(', ')}.`,
     '',
     '## Matrix',
@@ -81,7 +84,7 @@ export function renderReport(
     const r = row.result;
     const verdict =
       row.violations.length > 0
-        ? `FAIL: ${row.violations.join('; ')}`
+        ? `FAIL: ${[...row.violations, ...clockNotes(r)].join('; ')}`
         : row.scenario.mayOverlap !== undefined && r.overlaps.length > 0
           ? 'expected overlaps, fenced'
           : row.scenario.mayRegress !== undefined && r.fenceRegressions > 0
@@ -166,4 +169,9 @@ function redisVersion(): string {
   } catch {
     return 'redis-server (version unknown)';
   }
+}
+
+/** The engine's note that the wall clock moved during a run (Redis expires keys by it), if any. */
+function clockNotes(result: RunResult): string[] {
+  return result.notes.filter((note) => note.startsWith('the wall clock'));
 }

@@ -70,6 +70,8 @@ try {
           (broken.length > 0 ? `\n  VIOLATIONS: ${broken.join('; ')}` : ''),
       );
       for (const detail of result.lapseDetails.slice(-3)) console.log(`  lapse: ${detail}`);
+      for (const note of result.notes.filter((n) => n.startsWith('the wall clock')))
+        console.log(`  note: ${note}`);
     }
   }
 } finally {
