@@ -64,6 +64,8 @@ export class MemoryBackend {
   readonly #trackers = new Map<string, Set<MemoryClient>>();
   readonly #clients = new Set<MemoryClient>();
   #timer: NodeJS.Timeout | undefined;
+  /** The time of the script running now (see atomically). */
+  #frozenAt: number | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
 
   /** Number of live keys (expired ones are dropped first). */
@@ -145,7 +147,7 @@ export class MemoryBackend {
     const entry = this.#live(key);
     if (entry === undefined) return -2;
     if (entry.expiresAt === undefined) return -1;
-    return Math.max(0, Math.ceil(entry.expiresAt - monotonic()));
+    return Math.max(0, Math.ceil(entry.expiresAt - this.#now()));
   }
 
   /** @internal Arms tracking of `key` for `client` (a script's read arms all its declared keys). */
@@ -162,7 +164,7 @@ export class MemoryBackend {
   /** @internal SET with optional PX and NX. Returns false when NX found the key. */
   set(key: string, value: string, options: { px?: number; nx?: boolean } = {}, by?: MemoryClient): boolean {
     if (options.nx === true && this.#live(key) !== undefined) return false;
-    const expiresAt = options.px === undefined ? undefined : monotonic() + options.px;
+    const expiresAt = options.px === undefined ? undefined : this.#now() + options.px;
     this.#data.set(key, { value, expiresAt });
     if (expiresAt !== undefined) this.#arm(expiresAt);
     this.#changed(key, by);
@@ -183,7 +185,7 @@ export class MemoryBackend {
     if (entry === undefined) return false;
     if (ttl !== undefined && ttl <= 0) return this.del(key, by);
     if (ttl === undefined && entry.expiresAt === undefined) return false;
-    entry.expiresAt = ttl === undefined ? undefined : monotonic() + ttl;
+    entry.expiresAt = ttl === undefined ? undefined : this.#now() + ttl;
     if (entry.expiresAt !== undefined) this.#arm(entry.expiresAt);
     this.#changed(key, by);
     return true;
@@ -201,11 +203,31 @@ export class MemoryBackend {
     return String(next);
   }
 
+  /**
+   * Runs `body` as one script or command: like Redis, which checks expiry against the time the
+   * script started, every key read inside sees one clock. Without it a key could exist for
+   * EXISTS and be gone for the PTTL that follows, a reply Redis never gives.
+   * @internal
+   */
+  atomically<T>(body: () => T): T {
+    if (this.#frozenAt !== undefined) return body();
+    this.#frozenAt = monotonic();
+    try {
+      return body();
+    } finally {
+      this.#frozenAt = undefined;
+    }
+  }
+
+  #now(): number {
+    return this.#frozenAt ?? monotonic();
+  }
+
   /** The entry unless its TTL ran out (then it is expired now, and its trackers told). */
   #live(key: string): Entry | undefined {
     const entry = this.#data.get(key);
     if (entry === undefined) return undefined;
-    if (entry.expiresAt !== undefined && entry.expiresAt <= monotonic()) {
+    if (entry.expiresAt !== undefined && entry.expiresAt <= this.#now()) {
       this.#data.delete(key);
       this.#changed(key, undefined);
       return undefined;

@@ -58,17 +58,19 @@ export class MemoryDriver implements Driver {
     const armKeys = () => {
       for (const key of keys) store.track(key, client);
     };
-    return script({
-      store,
-      keys,
-      args,
-      client,
-      read: (value) => {
-        armKeys();
-        return value;
-      },
-      call: (...command) => runCommand(store, command.map(String), client, armKeys),
-    });
+    return store.atomically(() =>
+      script({
+        store,
+        keys,
+        args,
+        client,
+        read: (value) => {
+          armKeys();
+          return value;
+        },
+        call: (...command) => runCommand(store, command.map(String), client, armKeys),
+      }),
+    );
   }
 
   async evalMany(calls: readonly ScriptCall[]): Promise<unknown[]> {

@@ -405,7 +405,8 @@ export class Keeper {
    * WaitQueue), which takes over a crashed holder's lock within a round trip of its expiry.
    */
   retryIn(hint: number, fallback: number, tracking = this.ctx.driver.tracking): number {
-    const untilChange = hint < 0 ? fallback : hint <= 1 ? 0 : hint - 1;
+    // -2 (PTTL of a missing key): gone by the time it was read, so try again now.
+    const untilChange = hint === -2 ? 0 : hint < 0 ? fallback : hint <= 1 ? 0 : hint - 1;
     return tracking ? untilChange : Math.min(untilChange, this.ctx.retryDelay);
   }
 }

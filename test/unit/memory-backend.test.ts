@@ -191,3 +191,22 @@ describe('memory backend', () => {
     );
   });
 });
+
+test('inside one script the store has one clock: a key cannot exist for one read and be gone for the next', () => {
+  // Redis checks expiry against the script's start time. The fair lock's script reads EXISTS
+  // and then PTTL of the lock: a key expiring between the two gave PTTL -2 for a key that
+  // existed, and the waiter slept for its fallback timer (a conformance run failed on it).
+  const store = new MemoryBackend();
+  store.set('k', 'v', { px: 5 });
+  const [before, after] = store.atomically(() => {
+    const first = store.get('k');
+    const until = performance.now() + 15;
+    while (performance.now() < until) {
+      // Let the key's TTL run out in real time, mid-script.
+    }
+    return [first, store.pttl('k')];
+  });
+  assert.equal(before, 'v');
+  assert.ok(after >= 0, `PTTL inside the same script is ${after}, not -2`);
+  assert.equal(store.get('k'), null, 'expired once the script is over');
+});
