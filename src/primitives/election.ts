@@ -12,7 +12,8 @@ import {
 } from '../options.ts';
 import { loadScript } from '../scripts/index.ts';
 import type { Attempt } from '../wait-queue.ts';
-import { type Keeper, pair, toFence, toNumber } from './keeper.ts';
+import type { Keeper } from './keeper.ts';
+import { pair, toFence, toNumber } from './replies.ts';
 
 const scripts = {
   campaign: loadScript('election-campaign'),

@@ -7,15 +7,13 @@ import {
   LockReleasedError,
   LockTimeoutError,
   QuorumError,
-  RedisCommandError,
   RedisUnavailableError,
   toLeaseholdError,
 } from '../errors.ts';
 import { Lease, type LeaseCore, type LeaseHost, type LeaseInit } from '../lease.ts';
-import type { KeyListener } from '../notify/dispatcher.ts';
 import type { ValidAcquireOptions } from '../options.ts';
-import type { Renewer } from '../renewer.ts';
 import { type Attempt, type Waiter, WaitQueue } from '../wait-queue.ts';
+import { Held, type Holding } from './held.ts';
 
 /** How long close() waits for attempts in flight and its releases when Redis does not answer. */
 const CLOSE_GRACE_MS = 5_000;
@@ -27,62 +25,6 @@ interface KeeperWaiter extends Waiter<Lease> {
   attempt(): Promise<Attempt<Lease>>;
   /** Why the last attempt could not even ask (Redis or a quorum unreachable), for the timeout error. */
   lastError: LeaseholdError | undefined;
-}
-
-/** How a held lease reacts to a push on its watched key. */
-export interface Holding {
-  /** The key whose invalidation may mean the lease is gone. */
-  key: string;
-  /**
-   * 'verify': any push re-verifies (single-holder keys). 'reset-only': only a flush or reconnect
-   * does, because the key is shared by several holders whose extensions write it: verifying on
-   * those pushes would make holders wake each other forever.
-   */
-  policy: 'verify' | 'reset-only';
-  /** Local wait queues (and other wakers) to wake when this lease ends. Default: `[key]`. */
-  wake?: readonly string[];
-  /**
-   * Runs once when the lease ends, before the wake-ups. One function per primitive, not per
-   * lease (it gets the lease): a closure per lease was a tenth of a held lease's memory.
-   */
-  onEnd?: (lease: Lease) => void;
-}
-
-/**
- * The bookkeeping of one held lease, which is also its listener for pushes on its key: one
- * object per lease instead of a record plus closures (memory is a stated target: 10,000 held
- * leases must cost at most 2 KB each).
- */
-class Held implements KeyListener {
-  readonly lease: Lease;
-  readonly key: string;
-  readonly core: LeaseCore;
-  readonly #verify: boolean;
-  readonly #wake: readonly string[] | undefined;
-  readonly #onEnd: ((lease: Lease) => void) | undefined;
-  readonly #renewer: Renewer;
-
-  constructor(lease: Lease, core: LeaseCore, holding: Holding, renewer: Renewer) {
-    this.lease = lease;
-    this.key = holding.key;
-    this.core = core;
-    this.#verify = holding.policy === 'verify';
-    this.#wake = holding.wake;
-    this.#onEnd = holding.onEnd;
-    this.#renewer = renewer;
-  }
-
-  onChange(everything: boolean): void {
-    if (everything || this.#verify) this.#renewer.verifySoon(this.lease);
-  }
-
-  ended(): void {
-    this.#onEnd?.(this.lease);
-  }
-
-  get wake(): readonly string[] {
-    return this.#wake ?? [this.key];
-  }
 }
 
 /**
@@ -409,27 +351,4 @@ export class Keeper {
     const untilChange = hint === -2 ? 0 : hint < 0 ? fallback : hint <= 1 ? 0 : hint - 1;
     return tracking ? untilChange : Math.min(untilChange, this.ctx.retryDelay);
   }
-}
-
-/** A script's integer or string reply as a number. */
-export function toNumber(value: unknown): number {
-  if (typeof value === 'number') return value;
-  if (typeof value === 'string') return Number(value);
-  if (value instanceof Uint8Array) return Number(Buffer.from(value).toString());
-  throw new RedisCommandError(`unexpected reply from Redis: ${JSON.stringify(value)}`);
-}
-
-/** A fencing token (sent as a string by the scripts, exact beyond 2^53). */
-export function toFence(value: unknown): bigint {
-  if (typeof value === 'string' || typeof value === 'number') return BigInt(value);
-  if (value instanceof Uint8Array) return BigInt(Buffer.from(value).toString());
-  throw new RedisCommandError(`unexpected fencing token from Redis: ${JSON.stringify(value)}`);
-}
-
-/** A script's `{ok, value}` reply. */
-export function pair(reply: unknown, script: string): [number, unknown] {
-  if (!Array.isArray(reply) || reply.length < 2) {
-    throw new RedisCommandError(`unexpected reply from the ${script} script: ${JSON.stringify(reply)}`);
-  }
-  return [toNumber(reply[0]), reply[1]];
 }

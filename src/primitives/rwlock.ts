@@ -6,7 +6,8 @@ import type { Lease, LeaseCore } from '../lease.ts';
 import { type AcquireOptions, checkAcquireOptions } from '../options.ts';
 import { loadScript, scripts as mutexScripts, type Script } from '../scripts/index.ts';
 import type { Attempt } from '../wait-queue.ts';
-import { type Keeper, pair, toFence, toNumber } from './keeper.ts';
+import type { Keeper } from './keeper.ts';
+import { pair, toFence, toNumber } from './replies.ts';
 
 const scripts = {
   read: loadScript('rwlock-read'),

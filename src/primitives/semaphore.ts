@@ -5,7 +5,8 @@ import type { Lease, LeaseCore } from '../lease.ts';
 import { type AcquireOptions, checkAcquireOptions, checkKnownKeys, checkObject, fail } from '../options.ts';
 import { loadScript } from '../scripts/index.ts';
 import type { Attempt } from '../wait-queue.ts';
-import { type Keeper, pair, toFence, toNumber } from './keeper.ts';
+import type { Keeper } from './keeper.ts';
+import { pair, toFence, toNumber } from './replies.ts';
 
 const scripts = {
   acquire: loadScript('semaphore-acquire'),

@@ -1,0 +1,24 @@
+import { RedisCommandError } from '../errors.ts';
+
+/** A script's integer or string reply as a number. */
+export function toNumber(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string') return Number(value);
+  if (value instanceof Uint8Array) return Number(Buffer.from(value).toString());
+  throw new RedisCommandError(`unexpected reply from Redis: ${JSON.stringify(value)}`);
+}
+
+/** A fencing token (sent as a string by the scripts, exact beyond 2^53). */
+export function toFence(value: unknown): bigint {
+  if (typeof value === 'string' || typeof value === 'number') return BigInt(value);
+  if (value instanceof Uint8Array) return BigInt(Buffer.from(value).toString());
+  throw new RedisCommandError(`unexpected fencing token from Redis: ${JSON.stringify(value)}`);
+}
+
+/** A script's `{ok, value}` reply. */
+export function pair(reply: unknown, script: string): [number, unknown] {
+  if (!Array.isArray(reply) || reply.length < 2) {
+    throw new RedisCommandError(`unexpected reply from the ${script} script: ${JSON.stringify(reply)}`);
+  }
+  return [toNumber(reply[0]), reply[1]];
+}
