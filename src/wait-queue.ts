@@ -29,7 +29,8 @@ export class WaitQueue<T, W extends Waiter<T> = Waiter<T>> {
   readonly #onIdle: () => void;
   #inFlight = false;
   #dirty = false;
-  #timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  /** Cancels the pending retry (a timer or an immediate), if any. */
+  #cancelRetry: (() => void) | undefined;
   #quickRetries = 0;
 
   constructor(options: {
@@ -91,12 +92,8 @@ export class WaitQueue<T, W extends Waiter<T> = Waiter<T>> {
   }
 
   #clearTimer(): void {
-    const timer = this.#timer;
-    if (timer === undefined) return;
-    // A Timeout can be refreshed; an Immediate cannot.
-    if ('refresh' in timer) clearTimeout(timer);
-    else clearImmediate(timer);
-    this.#timer = undefined;
+    this.#cancelRetry?.();
+    this.#cancelRetry = undefined;
   }
 
   async #run(): Promise<void> {
@@ -151,14 +148,16 @@ export class WaitQueue<T, W extends Waiter<T> = Waiter<T>> {
   #retryAfter(ms: number): void {
     if (ms <= 0 && this.#quickRetries < MAX_QUICK_RETRIES) {
       this.#quickRetries++;
-      this.#timer = setImmediate(() => this.wake());
+      const immediate = setImmediate(() => this.wake());
+      immediate.unref();
+      this.#cancelRetry = () => clearImmediate(immediate);
       return;
     }
     // A hint stuck at zero keeps using 1 ms timers; a real wait (the lock seen held) starts over.
     if (ms > 1) this.#quickRetries = 0;
     const timer = setTimeout(() => this.wake(), Math.max(1, ms));
     timer.unref();
-    this.#timer = timer;
+    this.#cancelRetry = () => clearTimeout(timer);
   }
 
   #settle(waiter: W): void {

@@ -222,9 +222,8 @@ export class Keeper {
 
   /** Wraps a lease just granted by Redis: renewal, notifications, and close() bookkeeping. */
   hold(init: Omit<LeaseInit, 'host'>, holding: Holding, make = (i: LeaseInit) => new Lease(i)): Lease {
-    // No spread: the caller's object is fresh, and a copy per acquire showed in profiles.
-    (init as LeaseInit).host = this.#host;
-    const lease = make(init as LeaseInit);
+    // Completes the caller's fresh object instead of copying it (a copy per acquire showed in profiles).
+    const lease = make(Object.assign(init, { host: this.#host }));
     if (this.ctx.closed) {
       // close() raced with this acquisition: give it back instead of stranding it.
       lease.end(new ConnectionClosedError());
