@@ -1,22 +1,74 @@
-// Runs the test suites with node's test runner. `node scripts/test.mjs [unit|integration|...]`.
+// Runs the test suites with node's test runner. `node scripts/test.mjs [unit|integration|fault|servers]`.
 // The integration suite runs once per driver and once with polling notifications, as the
-// product promises the same behaviour in each mode.
-import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+// product promises the same behaviour in each mode. `servers` runs the notification-sensitive
+// suites on every server line (scripts/servers.sh fetches them); LEASEHOLD_SERVER_LINES picks
+// some, e.g. `LEASEHOLD_SERVER_LINES=valkey-8.0,redis-8.0 node scripts/test.mjs servers`, and
+// LEASEHOLD_SERVER_DRIVERS the drivers (default: node-redis,ioredis).
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 
 const suites = process.argv.slice(2);
 const wanted = suites.length > 0 ? suites : ['unit', 'integration', 'fault'];
 
+const tracked = (driver) => ({ LEASEHOLD_TEST_DRIVER: driver, LEASEHOLD_TEST_NOTIFICATIONS: 'tracking' });
+const polled = (driver) => ({ LEASEHOLD_TEST_DRIVER: driver, LEASEHOLD_TEST_NOTIFICATIONS: 'polling' });
 const matrix = {
   unit: [{}],
-  integration: [
-    { LEASEHOLD_TEST_DRIVER: 'node-redis', LEASEHOLD_TEST_NOTIFICATIONS: 'tracking' },
-    { LEASEHOLD_TEST_DRIVER: 'ioredis', LEASEHOLD_TEST_NOTIFICATIONS: 'tracking' },
-    { LEASEHOLD_TEST_DRIVER: 'node-redis', LEASEHOLD_TEST_NOTIFICATIONS: 'polling' },
-  ],
-  fault: [{ LEASEHOLD_TEST_DRIVER: 'node-redis', LEASEHOLD_TEST_NOTIFICATIONS: 'tracking' }],
+  integration: [tracked('node-redis'), tracked('ioredis'), polled('node-redis')],
+  fault: [tracked('node-redis')],
 };
+
+/**
+ * What `servers` runs on each line: every suite whose outcome depends on how the server tracks
+ * keys (holders and waiters of every primitive, every topology, the contracts, the notification
+ * canary), and the short safety run. The CLI, fuzz, model and memory-twin suites do not.
+ */
+const SERVER_SUITES = [
+  {
+    dir: 'integration',
+    names:
+      /^(mutex|mutex-faults|mutex-processes|own-client|quorum|cluster|sentinel|semaphore|rwlock|fair|election|conformance-redis|redis-contract|script-tracking|restart-empty|events|notifications|doctor|release-race)\.test\.ts$/,
+    envs: [tracked('node-redis'), tracked('ioredis')],
+  },
+  { dir: 'fault', names: /^safety\.test\.ts$/, envs: [tracked('node-redis')] },
+];
+const ALL_LINES = ['redis-7.0', 'valkey-8.0', 'redis-8.0', 'valkey-8.1'];
+
+/** The server binary of a line: the system's redis-server for 7.0, scripts/servers.sh's for the others. */
+function serverOf(line) {
+  if (line === 'redis-7.0') return '';
+  const binary = resolve(process.env.LEASEHOLD_SERVERS_DIR ?? '.servers', line, 'redis-server');
+  if (!existsSync(binary)) {
+    console.error(`no ${binary}: run \`bash scripts/servers.sh ${line}\` first (npm run test:servers does)`);
+    process.exit(2);
+  }
+  return binary;
+}
+
+/** Every run to make: a label, the files, and the environment. */
+function runs() {
+  const out = [];
+  for (const suite of wanted) {
+    if (suite !== 'servers') {
+      const files = testFiles(join('test', suite));
+      for (const env of files.length === 0 ? [] : (matrix[suite] ?? [{}])) out.push({ suite, files, env });
+      continue;
+    }
+    const lines = (process.env.LEASEHOLD_SERVER_LINES ?? ALL_LINES.join(',')).split(',').filter(Boolean);
+    for (const line of lines) {
+      const binary = serverOf(line);
+      const drivers = (process.env.LEASEHOLD_SERVER_DRIVERS ?? 'node-redis,ioredis').split(',');
+      for (const { dir, names, envs } of SERVER_SUITES) {
+        const files = testFiles(join('test', dir)).filter((file) => names.test(basename(file)));
+        for (const env of envs.filter((e) => drivers.includes(e.LEASEHOLD_TEST_DRIVER))) {
+          out.push({ suite: `${line} ${dir}`, files, env: { ...env, LEASEHOLD_REDIS_SERVER: binary } });
+        }
+      }
+    }
+  }
+  return out;
+}
 
 function testFiles(dir) {
   let out = [];
@@ -36,29 +88,27 @@ function testFiles(dir) {
 
 let failed = false;
 const totals = { passed: 0, failed: 0, skipped: 0 };
-for (const suite of wanted) {
-  const files = testFiles(join('test', suite));
-  if (files.length === 0) continue;
-  for (const env of matrix[suite] ?? [{}]) {
-    const label = Object.values(env).join(' + ') || 'default';
-    console.log(`\n=== ${suite} (${label}) ===`);
-    const status = await run(
-      [
-        '--import',
-        'tsx',
-        '--import',
-        './test/harness/setup.ts',
-        '--test',
-        '--test-concurrency=2',
-        // A hung test fails after 3 minutes instead of stalling the whole run.
-        '--test-timeout=180000',
-        '--test-reporter=spec',
-        ...files,
-      ],
-      { ...process.env, ...env },
-    );
-    if (status !== 0) failed = true;
-  }
+for (const { suite, files, env } of runs()) {
+  const binary = env.LEASEHOLD_REDIS_SERVER || 'redis-server';
+  const server = spawnSync(binary, ['--version']).stdout?.toString().split(' ').slice(0, 3).join(' ');
+  const label = [env.LEASEHOLD_TEST_DRIVER, env.LEASEHOLD_TEST_NOTIFICATIONS].filter(Boolean).join(' + ');
+  console.log(`\n=== ${suite} (${label || 'default'}; ${server}) ===`);
+  const status = await run(
+    [
+      '--import',
+      'tsx',
+      '--import',
+      './test/harness/setup.ts',
+      '--test',
+      '--test-concurrency=2',
+      // A hung test fails after 3 minutes instead of stalling the whole run.
+      '--test-timeout=180000',
+      '--test-reporter=spec',
+      ...files,
+    ],
+    { ...process.env, ...env },
+  );
+  if (status !== 0) failed = true;
 }
 console.log(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
 process.exit(failed ? 1 : 0);

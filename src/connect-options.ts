@@ -29,7 +29,8 @@ export interface ConnectOptions {
   client?: unknown;
   /**
    * Which client library leasehold drives when it opens connections itself.
-   * @default 'node-redis' (or the kind of `client` when one is passed)
+   * @default the kind of `client` when one is passed; else 'node-redis' when the `redis`
+   * package is installed, 'ioredis' when only `ioredis` is (`lh.stats.driver` says which)
    */
   driver?: 'node-redis' | 'ioredis';
   /**
@@ -76,12 +77,16 @@ export interface ConnectOptions {
    */
   ttl?: number;
   /**
-   * 'tracking': waiters and holders learn of changes from invalidation pushes (CLIENT TRACKING).
-   * 'polling': for servers without CLIENT TRACKING; waiters poll every `retryDelay`, holders learn
-   * of loss at their next extension.
-   * @default 'tracking'
+   * How waiters and holders learn of changes.
+   * 'auto': from invalidation pushes (CLIENT TRACKING) once a canary proved, on connect and after
+   * every reconnect, that a push for a key read inside a script arrives; by polling otherwise (a
+   * proxy, an ACL without `client|tracking`, a managed service without tracking), announced by
+   * the 'notifications' event. 'tracking': the same, but connect() rejects with
+   * NotificationsError when the first proof fails. 'polling': never pushes; waiters poll every
+   * `retryDelay`, holders learn of loss at their next extension.
+   * @default 'auto'
    */
-  notifications?: 'tracking' | 'polling';
+  notifications?: 'auto' | 'tracking' | 'polling';
   /**
    * Polling interval of waiters in 'polling' mode, and pause after a failed command.
    * @default 100
@@ -116,7 +121,7 @@ export interface ValidConnectOptions extends ValidTopology {
   driver: 'node-redis' | 'ioredis';
   prefix: string;
   ttl: number;
-  notifications: 'tracking' | 'polling';
+  notifications: 'auto' | 'tracking' | 'polling';
   retryDelay: number;
   connectTimeout: number;
   onDisconnect: 'abort' | 'reverify';
@@ -144,10 +149,10 @@ export function checkConnectOptions(options: unknown): ValidConnectOptions {
   checkKnownKeys(o, KNOWN, 'Leasehold.connect()');
   const topologyOptions = checkTopology(o);
   const url = given(o, 'url') ?? process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
-  if (typeof url !== 'string' || !/^rediss?:\/\//.test(url)) fail('url', 'a redis:// or rediss:// URL', url);
+  if (!isRedisUrl(url)) fail('url', 'a redis:// or rediss:// URL with a numeric port, if any', url);
   const client = o['client'];
   const clientKind = client === undefined ? undefined : detectClient(client);
-  const driver = given(o, 'driver') ?? clientKind ?? 'node-redis';
+  const driver = given(o, 'driver') ?? clientKind ?? installedDriver();
   if (driver !== 'node-redis' && driver !== 'ioredis') fail('driver', '"node-redis" or "ioredis"', driver);
   if (clientKind !== undefined && driver !== clientKind) {
     fail('driver', `"${clientKind}" to match the client passed in "client"`, driver);
@@ -157,9 +162,9 @@ export function checkConnectOptions(options: unknown): ValidConnectOptions {
     fail('prefix', `a non-empty string of at most ${MAX_NAME_LENGTH} characters`, prefix);
   }
   if (/[{}]/.test(prefix)) fail('prefix', 'free of "{" and "}" (they would change the hash tag)', prefix);
-  const notifications = given(o, 'notifications') ?? 'tracking';
-  if (notifications !== 'tracking' && notifications !== 'polling') {
-    fail('notifications', '"tracking" or "polling"', notifications);
+  const notifications = given(o, 'notifications') ?? 'auto';
+  if (notifications !== 'auto' && notifications !== 'tracking' && notifications !== 'polling') {
+    fail('notifications', '"auto", "tracking" or "polling"', notifications);
   }
   const connectTimeout =
     o['connectTimeout'] === undefined ? 5_000 : checkTimeout(o['connectTimeout'], 'connectTimeout');
@@ -204,10 +209,40 @@ function checkNodes(value: unknown): string[] | undefined {
   const expected = 'an array of 3, 5, 7 … distinct redis:// URLs (independent masters)';
   if (!Array.isArray(value) || value.length < 3 || value.length % 2 === 0) fail('nodes', expected, value);
   for (const url of value) {
-    if (typeof url !== 'string' || !/^rediss?:\/\//.test(url)) fail('nodes', expected, url);
+    if (!isRedisUrl(url)) fail('nodes', expected, url);
   }
   if (new Set(value).size !== value.length) fail('nodes', expected, value);
   return value as string[];
+}
+
+/** A redis:// or rediss:// URL that parses, with a numeric port when it has one. */
+function isRedisUrl(url: unknown): url is string {
+  if (typeof url !== 'string' || !/^rediss?:\/\//.test(url)) return false;
+  try {
+    const parsed = new URL(url);
+    return parsed.hostname !== '' && (parsed.port === '' || /^\d+$/.test(parsed.port));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The client library the application has installed: node-redis first when both are. When
+ * neither is, 'node-redis', whose connect() then says to install redis or ioredis.
+ */
+function installedDriver(): 'node-redis' | 'ioredis' {
+  for (const [pkg, driver] of [
+    ['redis', 'node-redis'],
+    ['ioredis', 'ioredis'],
+  ] as const) {
+    try {
+      import.meta.resolve(pkg);
+      return driver;
+    } catch {
+      // not installed: try the next one
+    }
+  }
+  return 'node-redis';
 }
 
 /** Tells a node-redis client from an ioredis one by the methods each is known for. */

@@ -18,6 +18,7 @@ export const CHANNELS = {
   'extension-failed': 'leasehold:extension-failed',
   disconnected: 'leasehold:disconnected',
   reconnected: 'leasehold:reconnected',
+  notifications: 'leasehold:notifications',
 } as const satisfies Record<keyof LeaseholdEvents, string>;
 
 const channels = Object.fromEntries(

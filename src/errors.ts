@@ -12,11 +12,21 @@ export class LeaseholdError extends Error {
   }
 }
 
-/** The lock could not be acquired before `timeout` ran out. */
+/**
+ * The lock could not be acquired before `timeout` ran out. When Redis was unreachable at the
+ * last attempt, the message says so and `cause` is the connection failure: that is not
+ * contention.
+ */
 export class LockTimeoutError extends LeaseholdError {
   readonly lockName: string;
-  constructor(lockName: string, timeout: number) {
-    super('LEASEHOLD_ERR_LOCK_TIMEOUT', `could not acquire "${lockName}" within ${timeout} ms`);
+  constructor(lockName: string, timeout: number, unreachable?: Error) {
+    super(
+      'LEASEHOLD_ERR_LOCK_TIMEOUT',
+      unreachable === undefined
+        ? `could not acquire "${lockName}" within ${timeout} ms`
+        : `could not acquire "${lockName}" within ${timeout} ms: Redis was unreachable (${unreachable.message})`,
+      unreachable === undefined ? undefined : { cause: unreachable },
+    );
     this.lockName = lockName;
   }
 }
@@ -95,6 +105,17 @@ export class ConnectError extends LeaseholdError {
 }
 
 /**
+ * `notifications: 'tracking'` was asked for, and connect() could not prove that invalidation
+ * pushes arrive (CLIENT TRACKING refused, a proxy that drops pushes, a server with other tracking
+ * rules). `cause` says what failed. With the default 'auto', leasehold polls instead.
+ */
+export class NotificationsError extends LeaseholdError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('LEASEHOLD_ERR_NOTIFICATIONS', message, options);
+  }
+}
+
+/**
  * `durability` asked for WAIT after acquiring, and fewer replicas than required acknowledged
  * the write in time. The lock was released again (best effort) before this was thrown.
  */
@@ -126,6 +147,7 @@ export const ERROR_CODES = [
   'LEASEHOLD_ERR_REDIS_UNAVAILABLE',
   'LEASEHOLD_ERR_CONNECT',
   'LEASEHOLD_ERR_DURABILITY',
+  'LEASEHOLD_ERR_NOTIFICATIONS',
 ] as const;
 
 /** Server-side refusals (a script error, a wrong type) versus "Redis did not answer". */

@@ -12,8 +12,20 @@ export interface LeaseholdEvents {
    * valid until `expiresAt` and is lost then if no retry succeeds.
    */
   'extension-failed': { name: string; fencingToken: bigint; error: Error; expiresAt: number };
-  /** A connection dropped; leases stay valid until their validity runs out unconfirmed. */
+  /**
+   * A connection dropped (once per outage, however many reconnect attempts fail). With the
+   * default `onDisconnect: 'abort'` its leases are lost at once; with 'reverify' they stay
+   * valid until their validity runs out unconfirmed.
+   */
   disconnected: { error: Error | undefined };
-  /** Tracking is armed again after a (re)connect; every lease is being re-verified. */
+  /** Tracking is armed again after an outage (and after the first connect); every lease is re-verified. */
   reconnected: Record<string, never>;
+  /**
+   * How this instance learns of changes switched: 'polling' when a notification canary failed
+   * (CLIENT TRACKING refused, pushes dropped on the way, a server with other tracking rules;
+   * `reason` says which), 'tracking' when a later canary (after a reconnect) proved pushes
+   * again. Emitted once per change; with `notifications: 'auto'` also for the first verdict
+   * when it is 'polling'.
+   */
+  notifications: { mode: 'tracking' | 'polling'; reason: Error | undefined };
 }

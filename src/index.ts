@@ -10,6 +10,7 @@ export {
   LockReleasedError,
   LockTimeoutError,
   type LossReason,
+  NotificationsError,
   QuorumError,
   RedisCommandError,
   RedisUnavailableError,

@@ -4,6 +4,7 @@ import { checkDuration } from './options.ts';
 
 /** See Lease.#ended. */
 const RELEASED = Symbol('released');
+const none = (): boolean => false;
 
 /**
  * What a primitive provides so that the shared machinery can extend and release its leases.
@@ -63,6 +64,8 @@ export class Lease {
   readonly #host: LeaseHost;
   #ttl: number;
   #validUntil: number;
+  /** Send time of the newest extension confirmed (the acquisition counts as the first). */
+  #confirmedAt: number;
   #releasing: Promise<boolean> | undefined;
   /** @internal Monotonic time the next renewal is due. */
   renewAt: number;
@@ -80,6 +83,7 @@ export class Lease {
     this.#host = init.host;
     this.#ttl = init.ttl;
     this.#validUntil = init.sentAt + init.ttl - drift(init.ttl);
+    this.#confirmedAt = init.sentAt;
     this.renewAt = init.sentAt + init.ttl / 3;
   }
 
@@ -121,6 +125,11 @@ export class Lease {
     return this.#ended !== undefined;
   }
 
+  /** @internal release() was called: its outcome, not a renewal's, decides how the lease ends. */
+  get releasing(): boolean {
+    return this.#releasing !== undefined;
+  }
+
   /**
    * Extends the lease now (automatic extension runs anyway). With `ttl`, later automatic
    * extensions use it too. Rejects with LockLostError when the lock is no longer held.
@@ -128,6 +137,7 @@ export class Lease {
   async extend(ttl?: number): Promise<void> {
     const next = ttl === undefined ? this.#ttl : checkDuration(ttl, 'ttl');
     this.#throwIfDone();
+    if (this.#releasing !== undefined) throw LockReleasedError.quick(this.name, 'is being released');
     const sentAt = monotonic();
     const [result] = await this.#core.extendMany([{ lease: this, ttl: next }]);
     this.#throwIfDone();
@@ -140,31 +150,40 @@ export class Lease {
     this.confirm(sentAt, next);
   }
 
-  /** Compare-and-delete. Resolves true when this holder still held the lock. Idempotent. */
+  /**
+   * Compare-and-delete. Resolves true when this call released the lock, false when there was
+   * nothing to release: a second call, a lease close() already released, or a lease lost before
+   * (then its key is still given back if it is somehow still this holder's; an unreachable Redis
+   * does not make that throw). Rejects only when a held lease's release could not reach Redis;
+   * the lease ends locally all the same and its key lapses at its TTL.
+   */
   release(): Promise<boolean> {
-    if (this.#releasing === undefined) {
-      const wasLost = this.done;
-      this.#releasing = this.#core.release(this).then(
-        (held) => {
-          // Not held any more at release time: it was lost first (a takeover or DEL not heard
-          // of yet, as when polling), and the signal says so rather than "released".
-          if (!wasLost) {
-            if (held) this.#finishReleased();
-            else
-              this.#finish(
-                new LockLostError(this.name, 'taken', 'the lock was no longer held when it was released'),
-              );
-          }
-          return held;
-        },
-        (error: unknown) => {
-          // The release never reached Redis: the key lapses at its TTL. The holder is done either way.
-          if (!wasLost)
-            this.#finish(LockReleasedError.quick(this.name, 'released locally (Redis did not answer)'));
-          throw error;
-        },
-      );
+    // A second call: nothing more to release, whatever the first one found.
+    if (this.#releasing !== undefined) return this.#releasing.then(none, none);
+    const wasDone = this.done;
+    // close() (or an earlier release) ended it and gave the key back already.
+    if (wasDone && this.#endedByRelease()) {
+      this.#releasing = Promise.resolve(false);
+      return this.#releasing;
     }
+    this.#releasing = this.#core.release(this).then(
+      (held) => {
+        // Not held any more at release time: it was lost first (a takeover or DEL not heard
+        // of yet, as when polling), and the signal says so rather than "released".
+        if (held) this.#finishReleased();
+        else
+          this.#finish(
+            new LockLostError(this.name, 'taken', 'the lock was no longer held when it was released'),
+          );
+        return held;
+      },
+      (error: unknown) => {
+        if (wasDone) return false;
+        // The release never reached Redis: the key lapses at its TTL. The holder is done either way.
+        this.#finish(LockReleasedError.quick(this.name, 'released locally (Redis did not answer)'));
+        throw error;
+      },
+    );
     return this.#releasing;
   }
 
@@ -172,17 +191,30 @@ export class Lease {
     await this.release();
   }
 
-  /** @internal A renewal sent at `sentAt` succeeded. */
+  /**
+   * @internal An extension sent at `sentAt` with `ttl` succeeded. A reply confirms only what its
+   * own request set, and never one older than an extension already confirmed: Redis keeps the
+   * TTL of the extension it ran last, which is the one sent last (one connection per node keeps
+   * order). Confirming with lease.ttl read at reply time let a renewal sent with the old ttl,
+   * answered after a manual extend(longer ttl), promise the longer validity while Redis held
+   * the shorter one.
+   */
   confirm(sentAt: number, ttl: number): void {
-    if (this.done) return;
+    if (this.done || sentAt < this.#confirmedAt) return;
+    this.#confirmedAt = sentAt;
     this.#validUntil = sentAt + ttl - drift(ttl);
     this.renewAt = sentAt + ttl / 3;
     // A reply to a renewal sent before a long stall arrives after validity already ran out.
     this.#checkValidity();
   }
 
-  /** @internal The lease is lost. */
+  /**
+   * @internal The lease is lost. Ignored once release() was called: a renewal sent after the
+   * release (its timer fired meanwhile) finds the key gone, which is the release's doing, and
+   * the release's own reply says whether the lease was lost first.
+   */
   lose(reason: LossReason, detail: string, cause?: unknown): void {
+    if (this.#releasing !== undefined) return;
     this.#finish(new LockLostError(this.name, reason, detail, cause === undefined ? undefined : { cause }));
   }
 
@@ -195,6 +227,13 @@ export class Lease {
   checkValidity(now = monotonic()): boolean {
     if (this.done) return false;
     if (now < this.#validUntil) return true;
+    // Released by its holder, and Redis has not confirmed in time: the holder is done with it.
+    if (this.#releasing !== undefined) {
+      this.#finish(
+        LockReleasedError.quick(this.name, 'released (Redis had not confirmed when validity ran out)'),
+      );
+      return false;
+    }
     this.lose(
       'validity',
       `validity ran out ${Math.round(now - this.#validUntil)} ms ago with no confirmed extension`,
@@ -219,6 +258,10 @@ export class Lease {
     this.#ended = RELEASED;
     if (this.#controller !== undefined) this.#controller.abort(this.#reason());
     this.#host.finished(this, undefined);
+  }
+
+  #endedByRelease(): boolean {
+    return this.#ended === RELEASED || this.#ended instanceof LockReleasedError;
   }
 
   /** Why the lease ended (after it ended). */

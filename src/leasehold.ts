@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import { type ConnectOptions, checkConnectOptions, type ValidConnectOptions } from './connect-options.ts';
 import type { Context } from './context.ts';
 import { loadTelemetry, Observer } from './diagnostics.ts';
-import type { Driver } from './driver/types.ts';
+import type { Driver, TrackingProof } from './driver/types.ts';
+import { NotificationsError } from './errors.ts';
 import type { LeaseholdEvents } from './events.ts';
 import type { Lease } from './lease.ts';
 import { Dispatcher } from './notify/dispatcher.ts';
@@ -34,8 +35,13 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
   readonly #renewer = new Renewer();
   readonly #observer = new Observer(this);
   readonly #keeper: Keeper;
+  readonly #keeperCtx: Context;
   readonly #mutex: Mutex;
+  readonly #quorum: QuorumBackend | undefined;
   #closing: Promise<void> | undefined;
+  /** How this instance learns of changes now; announced once per change after connect(). */
+  #mode: 'tracking' | 'polling' = 'polling';
+  #connected = false;
 
   private constructor(options: ValidConnectOptions, drivers: readonly Driver[]) {
     super();
@@ -65,11 +71,10 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
         }
       },
     };
+    this.#keeperCtx = ctx;
     this.#keeper = new Keeper(ctx);
-    this.#mutex = new Mutex(
-      this.#keeper,
-      drivers.length > 1 ? new QuorumBackend(drivers) : new SingleNodeBackend(ctx),
-    );
+    this.#quorum = drivers.length > 1 ? new QuorumBackend(drivers) : undefined;
+    this.#mutex = new Mutex(this.#keeper, this.#quorum ?? new SingleNodeBackend(ctx));
     this.#renewer.observer = {
       extended: ({ name, fencingToken, ttl, expiresAt }) =>
         ctx.emit('extended', { name, fencingToken, ttl, expiresAt }),
@@ -83,7 +88,8 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
   /**
    * Pushes go to the dispatcher; a reconnect re-checks everything. A dropped connection, with
    * `onDisconnect: 'abort'`, loses the leases behind it at once: in quorum mode only once fewer
-   * than a majority of nodes are connected.
+   * than a majority of nodes are connected. 'disconnected' and 'reconnected' are emitted once
+   * per outage of a connection, not once per failed reconnect attempt (clients report each).
    */
   #watchConnections(drivers: readonly Driver[], ctx: Context): void {
     const majority = Math.floor(drivers.length / 2) + 1;
@@ -92,21 +98,55 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
       node.setHandlers({
         invalidate: (keys) => this.#dispatcher.invalidate(keys),
         reset: () => {
-          down.delete(node);
+          const outage = down.delete(node);
           this.#dispatcher.everything();
           this.#keeper.releaseOrphans();
-          ctx.emit('reconnected', {});
+          if (outage || !this.#connected) ctx.emit('reconnected', {});
         },
         disconnected: (error, affects) => {
-          down.add(node);
-          ctx.emit('disconnected', { error });
+          if (!down.has(node)) {
+            down.add(node);
+            ctx.emit('disconnected', { error: error ?? new Error('the connection to Redis closed') });
+          }
           if (this.#options.onDisconnect !== 'abort' || this.#closing !== undefined) return;
           if (drivers.length > 1 && drivers.length - down.size >= majority) return;
           const detail = `the connection to Redis was lost (${error?.message ?? 'closed'})`;
           this.#keeper.loseWhere(affects ?? (() => true), detail);
         },
+        proven: () => {
+          if (this.#connected) this.#settleMode();
+        },
       });
     }
+  }
+
+  /**
+   * Pushes are trusted when the canary proved them on the connection (one Redis, Cluster,
+   * Sentinel) or on a majority of the nodes (quorum: any majority that takes a lock over shares
+   * a proven node with it). A switch wakes every waiter and re-verifies every holder, so that
+   * nobody keeps sleeping until a push that will not come (or keeps polling needlessly).
+   */
+  #settleMode(): void {
+    const mode = this.#provenMode();
+    if (mode === this.#mode) return;
+    this.#mode = mode;
+    this.#dispatcher.everything();
+    this.#keeperCtx.emit('notifications', {
+      mode,
+      reason: mode === 'polling' ? this.#failedProof()?.reason : undefined,
+    });
+  }
+
+  #provenMode(): 'tracking' | 'polling' {
+    if (this.#options.notifications === 'polling') return 'polling';
+    const proven = this.#drivers.filter((driver) => driver.tracking).length;
+    const needed = this.#drivers.length === 1 ? 1 : Math.floor(this.#drivers.length / 2) + 1;
+    return proven >= needed ? 'tracking' : 'polling';
+  }
+
+  /** The first failed canary verdict among the connections, if any. */
+  #failedProof(): TrackingProof | undefined {
+    return this.#drivers.map((driver) => driver.proof).find((proof) => proof?.ok === false);
   }
 
   /**
@@ -119,17 +159,72 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
     const lh = new Leasehold(valid, drivers);
     await connectDrivers(drivers, valid);
     await loadTelemetry();
+    lh.#start();
+    if (valid.notifications === 'tracking' && lh.#mode !== 'tracking') {
+      const reason = lh.#failedProof()?.reason;
+      await lh.close();
+      throw new NotificationsError(
+        `notifications: 'tracking' was asked for, but invalidation pushes could not be proven (${reason?.message ?? 'no proof'}); ` +
+          "use notifications: 'auto' to poll in that case (docs/compatibility.md)",
+        { cause: reason },
+      );
+    }
     return lh;
   }
 
-  /** How waiters learn of changes: invalidation pushes, or polling every `retryDelay`. */
-  get notifications(): 'tracking' | 'polling' {
-    return this.#options.notifications;
+  /** After connect: the first verdict on notifications; a fallback is announced (after connect() returns). */
+  #start(): void {
+    this.#connected = true;
+    this.#mode = this.#provenMode();
+    if (this.#mode === 'polling' && this.#options.notifications === 'auto') {
+      const reason = this.#failedProof()?.reason;
+      setImmediate(() => {
+        if (this.#mode === 'polling' && this.#closing === undefined) {
+          this.#keeperCtx.emit('notifications', { mode: 'polling', reason });
+        }
+      });
+    }
   }
 
-  /** Leases held, names waited on, keys watched: handy for leak checks and dashboards. */
-  get stats(): { held: number; waiting: number; watchedKeys: number; renewing: number } {
-    return { ...this.#keeper.stats, watchedKeys: this.#dispatcher.size, renewing: this.#renewer.size };
+  /**
+   * How this instance learns of changes now: 'tracking' (invalidation pushes, proven by a canary
+   * on connect and after every reconnect) or 'polling' (every `retryDelay`; holders at their next
+   * extension). With `notifications: 'auto'` it falls back to 'polling' when the proof fails.
+   */
+  get notifications(): 'tracking' | 'polling' {
+    return this.#mode;
+  }
+
+  /**
+   * Leases held, names waited on, keys watched, the notification mode, the driver, and what the
+   * last canary proved (the tracking rule the server follows, or why pushes are not trusted).
+   */
+  get stats(): {
+    held: number;
+    waiting: number;
+    watchedKeys: number;
+    renewing: number;
+    notifications: 'tracking' | 'polling';
+    /**
+     * Quorum mode: leases held on a majority but not on every node at their last extension (a
+     * node restarted empty, or is down). The next extension puts them back where it can.
+     */
+    underReplicated: number;
+    driver: 'node-redis' | 'ioredis' | 'memory';
+    trackingRule: 'declared-keys' | 'read-keys' | undefined;
+    notificationsReason: string | undefined;
+  } {
+    const proof = this.#failedProof() ?? this.#drivers[0]?.proof;
+    return {
+      ...this.#keeper.stats,
+      watchedKeys: this.#dispatcher.size,
+      renewing: this.#renewer.size,
+      notifications: this.#mode,
+      underReplicated: this.#quorum?.partial ?? 0,
+      driver: this.#options.memory !== undefined ? 'memory' : this.#options.driver,
+      trackingRule: proof?.rule,
+      notificationsReason: proof?.reason?.message,
+    };
   }
 
   /**

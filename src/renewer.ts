@@ -96,6 +96,11 @@ export class Renewer {
     for (const [lease, core] of this.#leases) {
       // Timers can fire a fraction of a millisecond early: treat "within 1 ms" as due.
       if (!lease.checkValidity(now + 1)) continue;
+      // Being released: extending it now would only race the release (see Lease.lose).
+      if (lease.releasing) {
+        next = Math.min(next, lease.validUntil);
+        continue;
+      }
       if (!lease.renewing && lease.renewAt <= now + lease.ttl / 6) {
         let batch = batches.get(core);
         if (batch === undefined) {
@@ -117,9 +122,12 @@ export class Renewer {
       lease.renewing = true;
       lease.recheck = false;
     }
+    // Each reply confirms only what its own request set: a manual extend(ttl) may change
+    // lease.ttl while this batch is in flight (see Lease.confirm).
+    const ttls = leases.map((lease) => lease.ttl);
     let results: (boolean | Error)[];
     try {
-      results = await core.extendMany(leases.map((lease) => ({ lease, ttl: lease.ttl })));
+      results = await core.extendMany(leases.map((lease, i) => ({ lease, ttl: ttls[i]! })));
     } catch (error) {
       results = leases.map(() => (error instanceof Error ? error : new Error(String(error))));
     }
@@ -128,7 +136,7 @@ export class Renewer {
       lease.renewing = false;
       const result = results[i];
       if (result === true) {
-        lease.confirm(sentAt, lease.ttl);
+        lease.confirm(sentAt, ttls[i]!);
         if (!lease.done) this.observer?.extended(lease);
       } else if (result === false) {
         lease.lose('taken', 'the lock key was deleted, expired or taken over by another holder');

@@ -1,17 +1,20 @@
 import type { ValidConnectOptions } from './connect-options.ts';
+import { redact } from './driver/connect-errors.ts';
 import { IoredisDriver } from './driver/ioredis.ts';
 import { NodeRedisDriver } from './driver/node-redis.ts';
 import { topologyDriver, topologyTarget } from './driver/topology-driver.ts';
 import type { Driver } from './driver/types.ts';
 import { ConnectError } from './errors.ts';
 import { MemoryDriver } from './memory/driver.ts';
+import { defaultCanaryKey } from './notify/canary.ts';
 
 /** The drivers an instance talks through: one, or one per node in quorum mode. */
 export function createDrivers(valid: ValidConnectOptions): Driver[] {
-  const tracking = valid.notifications === 'tracking';
+  const tracking = valid.notifications !== 'polling';
   if (valid.memory !== undefined) return [new MemoryDriver(valid.memory, tracking)];
+  const canaryKey = defaultCanaryKey(valid.prefix);
   const make = (url: string, client?: unknown): Driver => {
-    const options = { url, tracking, ...(client === undefined ? {} : { client }) };
+    const options = { url, tracking, canaryKey, ...(client === undefined ? {} : { client }) };
     return valid.driver === 'ioredis' ? new IoredisDriver(options) : new NodeRedisDriver(options);
   };
   if (valid.nodes !== undefined) return valid.nodes.map((url) => make(url));
@@ -55,10 +58,23 @@ export async function connectDrivers(drivers: readonly Driver[], valid: ValidCon
   const where =
     topologyTarget(valid) ??
     (valid.nodes !== undefined
-      ? `${needed} of ${drivers.length} nodes (${valid.nodes.join(', ')})`
+      ? `${needed} of ${drivers.length} nodes (${valid.nodes.map(redact).join(', ')})`
       : valid.client === undefined
-        ? valid.url
+        ? redact(valid.url)
         : 'the client passed in "client"');
-  const why = outcome === 'timeout' ? `no answer within ${valid.connectTimeout} ms` : String(errors[0]);
-  throw new ConnectError(`could not connect to Redis at ${where}: ${why}`, { cause: errors[0] });
+  const first = errors[0];
+  const why =
+    outcome === 'timeout'
+      ? `no answer within ${valid.connectTimeout} ms${first === undefined ? '' : ` (last error: ${reason(first)})`}`
+      : reason(first);
+  throw new ConnectError(`could not connect to Redis at ${where}: ${why}`, { cause: first });
+}
+
+/** An error's own words: "connect ECONNREFUSED 127.0.0.1:1", "WRONGPASS invalid username-password pair". */
+function reason(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const aggregate = (error as { errors?: unknown[] }).errors;
+  if (error.message === '' && Array.isArray(aggregate) && aggregate[0] instanceof Error)
+    return aggregate[0].message;
+  return error.message;
 }

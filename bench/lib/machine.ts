@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { cpus, freemem, loadavg, platform, release, totalmem } from 'node:os';
+import { redisServerBinary } from '../../test/harness/server-binary.ts';
 
 export interface Machine {
   date: string;
@@ -35,7 +36,7 @@ export function machine(): Machine {
     freeMemoryGiB: Math.round((freemem() / 2 ** 30) * 10) / 10,
     os: `${platform()} ${release()}`,
     node: process.versions.node,
-    redisServer: quiet('redis-server', ['--version']),
+    redisServer: quiet(redisServerBinary(), ['--version']),
     loadAverage: loadavg().map((x) => Math.round(x * 100) / 100),
     commit: `${quiet('git', ['rev-parse', '--short', 'HEAD'])}${dirty}`,
   };

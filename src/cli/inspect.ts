@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { Driver } from '../driver/types.ts';
+import type { Driver, TrackingProof } from '../driver/types.ts';
 import {
   CliError,
   type Connection,
@@ -53,15 +53,25 @@ export async function status(argv: string[]): Promise<number> {
   if (values.help) return help(statusHelp);
   const name = lockName(positionals, 'status');
   const conn = connection(values);
-  const driver = await openDriver(conn, false);
+  // Tracking on, so that the canary tells which notification mode an instance gets here.
+  const driver = await openDriver(conn, true);
   try {
     const state = await query(() => readState(driver, conn, name));
-    if (values.json) printJson(state);
-    else process.stdout.write(describeState(state));
+    const notifications = modeOf(driver.proof);
+    if (values.json) printJson({ ...state, notifications });
+    else
+      process.stdout.write(`${describeState(state)}notify     ${notifications}
+`);
     return EXIT.ok;
   } finally {
     await driver.close();
   }
+}
+
+/** The notification mode an instance on this connection runs in, and why, in one line. */
+function modeOf(proof: TrackingProof | undefined): string {
+  if (proof?.ok === true) return `tracking (pushes proven, ${proof.rule} rule)`;
+  return `polling (${proof?.reason?.message ?? 'unproven'})`;
 }
 
 export function describeState(s: LockState): string {
@@ -128,6 +138,9 @@ export async function watch(argv: string[]): Promise<number> {
   return EXIT.ok;
 }
 
+/** How often `watch` reads when pushes are unproven. */
+const POLL_MS = 1_000;
+
 /** Re-reads the lock on every push for its key (the read re-arms tracking) and prints transitions. */
 class Watcher {
   readonly #driver: Driver;
@@ -139,6 +152,7 @@ class Watcher {
   #timer: NodeJS.Timeout | undefined;
   #reading: Promise<void> | undefined;
   #again = false;
+  #poll: NodeJS.Timeout | undefined;
 
   constructor(driver: Driver, conn: Connection, name: string, values: Values) {
     this.#driver = driver;
@@ -152,7 +166,21 @@ class Watcher {
       },
       reset: () => void this.refresh(),
       disconnected: (error) => this.#print('disconnected', { error: error?.message }, 'connection lost'),
+      proven: (proof) => this.#proven(proof),
     });
+  }
+
+  /** Pushes unproven (a proxy, an ACL, another server's rules): read again every second instead. */
+  #proven(proof: TrackingProof): void {
+    clearInterval(this.#poll);
+    this.#poll = undefined;
+    if (proof.ok) return;
+    this.#print(
+      'polling',
+      { reason: proof.reason?.message },
+      `polling every ${POLL_MS} ms: ${proof.reason?.message}`,
+    );
+    this.#poll = setInterval(() => void this.refresh(), POLL_MS);
   }
 
   async refresh(): Promise<void> {
@@ -180,6 +208,7 @@ class Watcher {
 
   stop(): void {
     clearTimeout(this.#timer);
+    clearInterval(this.#poll);
   }
 
   #update(next: LockState): void {

@@ -2,6 +2,7 @@
 import { LeaseholdError } from '../errors.ts';
 import { CliError, EXIT, version } from './common.ts';
 import { delegate, demo } from './delegate.ts';
+import { doctor } from './doctor.ts';
 import { release, status, watch } from './inspect.ts';
 import { run } from './run.ts';
 
@@ -14,6 +15,7 @@ Commands:
   status <name>                who holds <name>, for how long, and its fencing counter
   release --force <name>       delete <name> whoever holds it (the holder is told at once)
   watch <name>                 print every change to <name> as it happens
+  doctor                       check a server: version, tracking rule, notification mode, round trip
   demo                         a live demo: processes contend, the holder dies, the lock moves
   bench                        the benchmarks against peer libraries (source checkout)
 
@@ -26,6 +28,7 @@ const commands: Record<string, (argv: string[]) => Promise<number>> = {
   status,
   release,
   watch,
+  doctor,
   demo,
   bench: (argv) => delegate('bench', 'bench', argv),
 };

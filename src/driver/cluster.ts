@@ -19,6 +19,7 @@ import {
   NO_HANDLERS,
   type NodeDriverFactory,
   type ScriptCall,
+  type TrackingProof,
 } from './types.ts';
 
 export interface ClusterDriverOptions {
@@ -27,6 +28,8 @@ export interface ClusterDriverOptions {
   tracking: boolean;
   /** Opens the one-node driver (node-redis or ioredis) that serves each master. */
   factory: NodeDriverFactory;
+  /** Key namespace: each master's notification canary lives under it, in a slot it serves. */
+  prefix?: string | undefined;
   durability?: { replicas: number; timeout: number } | undefined;
 }
 
@@ -66,7 +69,6 @@ let epochs = 0;
  * pushed to anyone.
  */
 export class ClusterDriver implements Driver {
-  readonly tracking: boolean;
   readonly durability: DurabilityCheck | undefined;
   readonly #options: ClusterDriverOptions;
   #handlers = NO_HANDLERS;
@@ -81,7 +83,6 @@ export class ClusterDriver implements Driver {
 
   constructor(options: ClusterDriverOptions) {
     this.#options = options;
-    this.tracking = options.tracking;
     const durability = options.durability;
     this.durability =
       durability === undefined
@@ -91,6 +92,18 @@ export class ClusterDriver implements Driver {
             epoch: (key) => this.#slots[keySlot(key)]?.epoch ?? -1,
             wait: (key, epoch) => this.#wait(key, epoch, durability),
           };
+  }
+
+  /** Pushes are trusted only when every master's connection proved them. */
+  get tracking(): boolean {
+    const nodes = [...this.#nodes.values()];
+    return nodes.length > 0 && nodes.every((entry) => entry.driver.tracking);
+  }
+
+  /** The first master's failed proof, else the first master's proof. */
+  get proof(): TrackingProof | undefined {
+    const proofs = [...this.#nodes.values()].map((entry) => entry.driver.proof);
+    return proofs.find((proof) => proof?.ok === false) ?? proofs[0];
   }
 
   setHandlers(handlers: DriverHandlers): void {
@@ -249,7 +262,9 @@ export class ClusterDriver implements Driver {
     const existing = this.#nodes.get(address);
     if (existing !== undefined) return existing;
     const template = this.#options.rootNodes[0] ?? 'redis://127.0.0.1';
-    const driver = this.#options.factory(nodeUrl(template, address), this.tracking);
+    const driver = this.#options.factory(nodeUrl(template, address), this.#options.tracking, () =>
+      this.#canaryKey(address),
+    );
     const connected = driver.connect();
     const entry: NodeEntry = {
       address,
@@ -277,6 +292,9 @@ export class ClusterDriver implements Driver {
         this.#handlers.disconnected(error, (key) => this.#slots[keySlot(key)] === entry);
         this.#scheduleRefresh(REFRESH_INTERVAL / 2);
       },
+      proven: (proof) => {
+        if (current()) this.#handlers.proven(proof);
+      },
     });
     connected.then(
       () => {
@@ -289,6 +307,20 @@ export class ClusterDriver implements Driver {
     );
     this.#nodes.set(address, entry);
     return entry;
+  }
+
+  /**
+   * A canary key base in a slot `address` serves, so the proof runs on that master's own
+   * connection: the first tag `canary-<i>` that hashes there (a few tries per master).
+   */
+  #canaryKey(address: string): string {
+    const prefix = this.#options.prefix ?? 'leasehold';
+    const token = Math.random().toString(36).slice(2);
+    for (let i = 0; i < SLOTS * 4; i++) {
+      const base = `${prefix}:{canary-${i}}:${token}`;
+      if (this.#slots[keySlot(base)]?.address === address) return base;
+    }
+    return `${prefix}:{canary}:${token}`;
   }
 
   #refresh(): Promise<boolean> {

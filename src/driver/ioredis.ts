@@ -1,21 +1,51 @@
+import { once } from 'node:events';
 import type { Redis } from 'ioredis';
+import { CANARY_TIMEOUT, Canary, defaultCanaryKey, refused } from '../notify/canary.ts';
 import { preloadScripts } from '../scripts/index.ts';
+import { missingPackage } from './connect-errors.ts';
+import { within } from './timeouts.ts';
 import {
   asError,
   closeWithin,
   type Driver,
   type DriverHandlers,
   evalArgs,
+  isErrorReply,
   isNoScript,
   NO_HANDLERS,
   type ScriptCall,
+  type TrackingProof,
 } from './types.ts';
+
+/**
+ * Connects `client` (or waits for a connect under way), failing with the error the client
+ * reported (ECONNREFUSED, ENOTFOUND, WRONGPASS...) rather than ioredis's "Connection is closed.",
+ * which says nothing about why.
+ */
+async function connectClient(client: Redis): Promise<void> {
+  if (client.status === 'ready') return;
+  let reported: unknown;
+  const onError = (error: unknown) => {
+    reported ??= error;
+  };
+  client.on('error', onError);
+  try {
+    if (client.status === 'wait') await client.connect();
+    else await once(client, 'ready');
+  } catch (error) {
+    throw reported ?? error;
+  } finally {
+    client.off('error', onError);
+  }
+}
 
 export interface IoredisDriverOptions {
   url: string;
   tracking: boolean;
   /** A user's own ioredis client: used for commands and left open on close. */
   client?: unknown;
+  /** Names the notification canary's keys (default: under the prefix "leasehold"). */
+  canaryKey?: (() => string) | undefined;
 }
 
 const CHANNEL = '__redis__:invalidate';
@@ -26,7 +56,13 @@ const CHANNEL = '__redis__:invalidate';
  * command connection. Either connection coming back re-arms the pair and resets the core.
  */
 export class IoredisDriver implements Driver {
-  readonly tracking: boolean;
+  readonly #tracking: boolean;
+  #proof: TrackingProof | undefined;
+  /** Counts proofs started: a proof overtaken by a newer one (a reconnect meanwhile) is dropped. */
+  #proofs = 0;
+  readonly #canary = new Canary();
+  /** Canary connections open right now: close() disconnects them. */
+  readonly #pokers = new Set<Redis>();
   #cmd: Redis | undefined;
   #sub: Redis | undefined;
   readonly #own: boolean;
@@ -38,8 +74,16 @@ export class IoredisDriver implements Driver {
 
   constructor(options: IoredisDriverOptions) {
     this.#options = options;
-    this.tracking = options.tracking;
+    this.#tracking = options.tracking;
     this.#own = options.client === undefined;
+  }
+
+  get tracking(): boolean {
+    return this.#proof?.ok === true;
+  }
+
+  get proof(): TrackingProof | undefined {
+    return this.#proof;
   }
 
   setHandlers(handlers: DriverHandlers): void {
@@ -47,10 +91,20 @@ export class IoredisDriver implements Driver {
   }
 
   async connect(): Promise<void> {
-    const { Redis: RedisClass } = await import('ioredis');
+    const { Redis: RedisClass } = await import('ioredis').catch((error: unknown) => {
+      throw new Error(missingPackage(error, 'ioredis') ?? asError(error).message, { cause: error });
+    });
     // Fail fast while disconnected instead of queueing: the core retries on its own schedule,
-    // and a queued extension would land long after it could help.
-    const base = { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 } as const;
+    // and a queued extension would land long after it could help. Commands in flight when the
+    // connection drops fail at once and are never sent again after the reconnect: ioredis's
+    // default re-sends them, which replayed an abandoned acquire (an orphan key for a TTL) or an
+    // acquire ahead of the re-armed tracking (a holder that never hears of its loss).
+    const base = {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+    } as const;
     // No auto-pipelining: each command is written at once, so Redis works on the first ones
     // while this process is still issuing the rest. Batching them per tick cost less CPU per
     // acquire (23 vs 27 us) but made client and server take turns: 15% fewer acquisitions per
@@ -64,7 +118,7 @@ export class IoredisDriver implements Driver {
     }
     const cmd = this.#cmd;
     this.#watch(cmd);
-    if (this.tracking) {
+    if (this.#tracking) {
       // RESP2 on purpose: ioredis 6 speaks RESP3 by default and drops RESP3 invalidation pushes,
       // while RESP2 delivers them as messages on the channel.
       const subOptions = { ...base, autoResubscribe: false, protocol: 2 } as const;
@@ -74,13 +128,17 @@ export class IoredisDriver implements Driver {
       sub.on('messageBuffer', (channel: Buffer, message: unknown) => {
         if (channel.toString() !== CHANNEL) return;
         // The payload is an array of keys, or null after FLUSHALL / FLUSHDB.
-        if (Array.isArray(message)) this.#handlers.invalidate(message.map((k) => String(k)));
-        else this.#handlers.invalidate(null);
+        const keys = Array.isArray(message) ? message.map((k) => String(k)) : null;
+        this.#canary.hear(keys);
+        this.#handlers.invalidate(keys);
       });
-      await sub.connect();
+      await connectClient(sub);
     }
-    if (this.#own) await cmd.connect();
-    else if (cmd.status === 'wait') await cmd.connect();
+    await connectClient(cmd);
+    // ioredis selects the URL's database after connecting and goes on in database 0 when the
+    // server refuses it: select it here, where a refusal fails connect() as node-redis does.
+    const db = Number(cmd.options.db ?? 0);
+    if (this.#own && db !== 0) await cmd.select(db);
     await this.#arm();
   }
 
@@ -111,7 +169,7 @@ export class IoredisDriver implements Driver {
   async #arm(): Promise<void> {
     const cmd = this.#cmd;
     if (cmd === undefined || cmd.status !== 'ready') return;
-    if (!this.tracking) {
+    if (!this.#tracking) {
       if (!this.#armed) {
         this.#armed = true;
         await preloadScripts((args) => cmd.call(args[0]!, ...args.slice(1)));
@@ -121,16 +179,53 @@ export class IoredisDriver implements Driver {
     }
     const sub = this.#sub;
     if (sub === undefined || sub.status !== 'ready') return;
+    const run = ++this.#proofs;
+    let proof: TrackingProof | undefined;
     try {
       // CLIENT ID before SUBSCRIBE: a RESP2 connection in subscribe mode takes no other command.
       const id = (await sub.call('CLIENT', 'ID')) as number;
       await sub.subscribe(CHANNEL);
-      await cmd.call('CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(id), 'NOLOOP');
+      // A refusal by the server (an ACL without client|tracking, a proxy without CLIENT) is a
+      // failed proof, not a dropped connection: leasehold then polls.
+      await cmd.call('CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(id), 'NOLOOP').catch((error: unknown) => {
+        if (!isErrorReply(error)) throw error;
+        proof = refused(asError(error));
+      });
       await preloadScripts((args) => cmd.call(args[0]!, ...args.slice(1)));
       this.#armed = true;
+      // Reset before the proof, so that nothing waits for it.
       this.#handlers.reset();
     } catch (error) {
       this.#handlers.disconnected(asError(error));
+      return;
+    }
+    proof ??= await this.#canary.prove(
+      { eval: (call) => this.eval(call), poke: (keys) => this.#poke(keys) },
+      (this.#options.canaryKey ?? defaultCanaryKey('leasehold'))(),
+    );
+    if (run !== this.#proofs || this.#closed) return;
+    this.#proof = proof;
+    this.#handlers.proven(proof);
+  }
+
+  /** Deletes `keys` from a connection other than the tracked one (ours are NOLOOP). */
+  async #poke(keys: readonly string[]): Promise<void> {
+    // One attempt, bounded: a poke that cannot connect fails the proof instead of retrying forever.
+    const poker = this.#cmd!.duplicate({
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      retryStrategy: () => null,
+      connectTimeout: CANARY_TIMEOUT,
+    });
+    poker.on('error', () => {});
+    this.#pokers.add(poker);
+    try {
+      await within(poker.connect(), CANARY_TIMEOUT);
+      await within(Promise.all(keys.map((key) => poker.del(key))), CANARY_TIMEOUT);
+    } finally {
+      this.#pokers.delete(poker);
+      poker.disconnect();
     }
   }
 
@@ -179,6 +274,7 @@ export class IoredisDriver implements Driver {
 
   async close(): Promise<void> {
     this.#closed = true;
+    for (const poker of this.#pokers) poker.disconnect();
     for (const unwatch of this.#unwatch.splice(0)) unwatch();
     const own = this.#own ? this.#cmd : undefined;
     const sub = this.#sub;

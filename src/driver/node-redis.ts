@@ -1,30 +1,61 @@
 import type { RedisClientType } from 'redis';
+import { CANARY_TIMEOUT, Canary, defaultCanaryKey, refused } from '../notify/canary.ts';
 import { preloadScripts } from '../scripts/index.ts';
+import { isDefinitive, missingPackage } from './connect-errors.ts';
+import { within } from './timeouts.ts';
 import {
   asError,
   closeWithin,
   type Driver,
   type DriverHandlers,
   evalArgs,
+  isErrorReply,
   isNoScript,
   NO_HANDLERS,
   type ScriptCall,
+  type TrackingProof,
 } from './types.ts';
 
 // node-redis's generic client type is a large union; the driver only uses these members.
 type Client = Pick<
   RedisClientType,
-  'sendCommand' | 'connect' | 'close' | 'destroy' | 'on' | 'off' | 'isReady'
+  'sendCommand' | 'connect' | 'close' | 'destroy' | 'on' | 'off' | 'isReady' | 'isOpen'
 > & {
   duplicate(options?: object): Client;
   options?: Record<string, unknown>;
 };
+
+/**
+ * `client.connect()`, failing at once with the cause when the error cannot go away by retrying
+ * (refused, unresolvable, AUTH / ACL / database index rejected): node-redis would otherwise
+ * retry in the background until connect() timed out with "no answer", hiding why.
+ */
+async function connectClient(client: Client): Promise<void> {
+  let listener: ((error: unknown) => void) | undefined;
+  const definitive = new Promise<never>((_, reject) => {
+    listener = (error) => {
+      if (isDefinitive(error)) reject(error);
+    };
+    client.on('error', listener);
+  });
+  definitive.catch(() => {});
+  try {
+    await Promise.race([client.connect(), definitive]);
+  } catch (error) {
+    client.destroy();
+    throw error;
+  } finally {
+    client.off('error', listener!);
+  }
+}
 
 export interface NodeRedisDriverOptions {
   url: string;
   tracking: boolean;
   /** A user's own client: used for commands and left open on close. */
   client?: unknown;
+  /** Names the notification canary's keys (default: under the prefix "leasehold"). */
+  canaryKey?: (() => string) | undefined;
 }
 
 /**
@@ -34,7 +65,13 @@ export interface NodeRedisDriverOptions {
  * connection of ours, the only connection leasehold then opens.
  */
 export class NodeRedisDriver implements Driver {
-  readonly tracking: boolean;
+  readonly #tracking: boolean;
+  #proof: TrackingProof | undefined;
+  /** Counts proofs started: a proof overtaken by a newer one (a reconnect meanwhile) is dropped. */
+  #proofs = 0;
+  readonly #canary = new Canary();
+  /** Canary connections open right now: close() destroys them. */
+  readonly #pokers = new Set<Client>();
   #cmd: Client | undefined;
   #notify: Client | undefined;
   readonly #own: boolean;
@@ -44,8 +81,16 @@ export class NodeRedisDriver implements Driver {
 
   constructor(options: NodeRedisDriverOptions) {
     this.#options = options;
-    this.tracking = options.tracking;
+    this.#tracking = options.tracking;
     this.#own = options.client === undefined;
+  }
+
+  get tracking(): boolean {
+    return this.#proof?.ok === true;
+  }
+
+  get proof(): TrackingProof | undefined {
+    return this.#proof;
   }
 
   setHandlers(handlers: DriverHandlers): void {
@@ -53,9 +98,12 @@ export class NodeRedisDriver implements Driver {
   }
 
   async connect(): Promise<void> {
-    const { createClient } = await import('redis');
+    const redis = await import('redis').catch((error: unknown) => {
+      throw new Error(missingPackage(error, 'redis') ?? asError(error).message, { cause: error });
+    });
+    const pushes = this.#tracking ? { clientSideCache: this.#pushReceiver(redis) } : {};
     if (this.#own) {
-      this.#cmd = createClient({
+      this.#cmd = redis.createClient({
         url: this.#options.url,
         RESP: 3,
         disableOfflineQueue: true,
@@ -63,12 +111,11 @@ export class NodeRedisDriver implements Driver {
         // CPU of an acquire. leasehold bounds its own waits (acquire timeouts, lease validity on
         // the monotonic clock, close()'s grace period), as it does on ioredis, which has none.
         commandOptions: { timeout: 0 },
-        ...(this.tracking ? { emitInvalidate: true } : {}),
+        ...pushes,
       }) as unknown as Client;
-      if (this.tracking) this.#listenForPushes(this.#cmd);
       this.#watchConnection(this.#cmd, () => this.#armSelf());
-      await this.#cmd.connect();
-      if (this.tracking) await this.#armSelf();
+      await connectClient(this.#cmd);
+      if (this.#tracking) await this.#armSelf();
       else await this.#preload();
       return;
     }
@@ -81,13 +128,16 @@ export class NodeRedisDriver implements Driver {
       );
     }
     this.#cmd = user;
-    if (!this.tracking) return;
-    this.#notify = user.duplicate({ RESP: 3, emitInvalidate: true, disableOfflineQueue: true });
-    this.#listenForPushes(this.#notify);
+    // "Connected or connectable": a client not connected yet is connected here (and stays the
+    // user's: close() leaves it open). Without this every command failed ("The client is
+    // closed") and acquire() waited forever.
+    if (!user.isOpen) await connectClient(user);
+    if (!this.#tracking) return;
+    this.#notify = user.duplicate({ RESP: 3, disableOfflineQueue: true, ...pushes });
     this.#watchConnection(this.#notify, () => this.#armRedirect());
     user.on('ready', this.#onUserReady);
     user.on('error', this.#onUserError);
-    await this.#notify.connect();
+    await connectClient(this.#notify);
     await this.#armRedirect();
   }
 
@@ -99,10 +149,28 @@ export class NodeRedisDriver implements Driver {
     if (!this.#closed) this.#handlers.disconnected(asError(error));
   };
 
-  #listenForPushes(client: Client): void {
-    client.on('invalidate', (key: unknown) => {
-      this.#handlers.invalidate(key === null ? null : [String(key)]);
-    });
+  /**
+   * Where node-redis delivers a connection's invalidation pushes: its client-side-cache hook,
+   * with the caching left unused (leasehold sends raw commands, which bypass the cache). Not
+   * `emitInvalidate`: that option puts CLIENT TRACKING ON into the connection handshake, and a
+   * server that refuses it (an ACL without client|tracking) then fails every (re)connect, so
+   * leasehold could not even fall back to polling. The handshake here runs a PING instead, and
+   * leasehold arms tracking itself after every (re)connect (#armThen), where a refusal is
+   * just a failed proof.
+   */
+  #pushReceiver(redis: typeof import('redis')): object {
+    const deliver = (keys: string[] | null) => {
+      this.#canary.hear(keys);
+      this.#handlers.invalidate(keys);
+    };
+    return new (class extends redis.BasicClientSideCache {
+      override trackingOn(): string[] {
+        return ['PING'];
+      }
+      override invalidate(key: unknown): void {
+        deliver(key === null ? null : [String(key)]);
+      }
+    })();
   }
 
   /** `rearm` runs after every reconnect (ready after the first); tracking died with the socket. */
@@ -117,20 +185,71 @@ export class NodeRedisDriver implements Driver {
         first = false;
         return;
       }
-      if (this.tracking) void rearm();
+      if (this.#tracking) void rearm();
       else void this.#preload().then(() => this.#handlers.reset());
     });
   }
 
+  /** Arms tracking on our own connection, resets the core, then proves that pushes arrive. */
   async #armSelf(): Promise<void> {
+    const cmd = this.#cmd!;
+    await this.#armThen(() => cmd.sendCommand(['CLIENT', 'TRACKING', 'ON', 'NOLOOP']));
+  }
+
+  /**
+   * `arm` enables tracking; a refusal by the server (an ACL without client|tracking, a proxy
+   * without CLIENT) is a failed proof, not a dropped connection: leasehold then polls. Otherwise
+   * the canary decides. The core is reset first, so that nothing waits for the proof.
+   */
+  async #armThen(arm: () => Promise<unknown>): Promise<void> {
+    const run = ++this.#proofs;
+    let proof: TrackingProof | undefined;
     try {
-      // node-redis's handshake already sent CLIENT TRACKING ON; re-issuing it adds NOLOOP.
-      await this.#cmd!.sendCommand(['CLIENT', 'TRACKING', 'ON', 'NOLOOP']);
+      await arm().catch((error: unknown) => {
+        if (!isErrorReply(error)) throw error;
+        proof = refused(asError(error));
+      });
       await this.#preload();
       this.#handlers.reset();
     } catch (error) {
       this.#handlers.disconnected(asError(error));
+      return;
     }
+    proof ??= await this.#canary.prove(
+      { eval: (call) => this.eval(call), poke: (keys) => this.#poke(keys) },
+      (this.#options.canaryKey ?? defaultCanaryKey('leasehold'))(),
+    );
+    if (run !== this.#proofs || this.#closed) return;
+    this.#proof = proof;
+    this.#handlers.proven(proof);
+  }
+
+  /** Deletes `keys` from a connection other than the tracked one (ours are NOLOOP). */
+  async #poke(keys: readonly string[]): Promise<void> {
+    const write = (client: Client) => Promise.all(keys.map((key) => client.sendCommand(['DEL', key])));
+    if (this.#notify !== undefined) {
+      await write(this.#notify);
+      return;
+    }
+    // One attempt, bounded: a poke that cannot connect fails the proof instead of retrying forever.
+    const poker = this.#cmd!.duplicate({
+      clientSideCache: undefined,
+      socket: { ...this.#socketOptions(), reconnectStrategy: false, connectTimeout: CANARY_TIMEOUT },
+    });
+    poker.on('error', () => {});
+    this.#pokers.add(poker);
+    try {
+      await within(poker.connect(), CANARY_TIMEOUT);
+      await within(write(poker), CANARY_TIMEOUT);
+    } finally {
+      this.#pokers.delete(poker);
+      poker.destroy();
+    }
+  }
+
+  /** The command connection's socket options (host, port, TLS), which a duplicate's `socket` replaces. */
+  #socketOptions(): object {
+    return (this.#cmd?.options?.['socket'] as object | undefined) ?? {};
   }
 
   #preload(): Promise<void> {
@@ -142,14 +261,10 @@ export class NodeRedisDriver implements Driver {
     const notify = this.#notify;
     const cmd = this.#cmd;
     if (notify === undefined || cmd === undefined || !notify.isReady || !cmd.isReady) return;
-    try {
+    await this.#armThen(async () => {
       const id = await notify.sendCommand(['CLIENT', 'ID']);
       await cmd.sendCommand(['CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(id), 'NOLOOP']);
-      await preloadScripts((args) => cmd.sendCommand(args));
-      this.#handlers.reset();
-    } catch (error) {
-      this.#handlers.disconnected(asError(error));
-    }
+    });
   }
 
   async eval(call: ScriptCall): Promise<unknown> {
@@ -174,6 +289,7 @@ export class NodeRedisDriver implements Driver {
 
   async close(): Promise<void> {
     this.#closed = true;
+    for (const poker of this.#pokers) poker.destroy();
     if (!this.#own) {
       this.#cmd?.off('ready', this.#onUserReady);
       this.#cmd?.off('error', this.#onUserError);

@@ -8,6 +8,7 @@ import {
   NO_HANDLERS,
   type NodeDriverFactory,
   type ScriptCall,
+  type TrackingProof,
 } from './types.ts';
 
 export interface SentinelDriverOptions {
@@ -18,6 +19,8 @@ export interface SentinelDriverOptions {
   tracking: boolean;
   /** Opens the one-node driver (node-redis or ioredis) for the master and for each sentinel. */
   factory: NodeDriverFactory;
+  /** Names the master's notification canary keys. */
+  canaryKey?: (() => string) | undefined;
   /** Subscribes to `+switch-master` on every sentinel: a failover is followed when announced. */
   subscribe?: Subscribe | undefined;
   durability?: { replicas: number; timeout: number } | undefined;
@@ -48,7 +51,6 @@ let epochs = 0;
  * lost some.
  */
 export class SentinelDriver implements Driver {
-  readonly tracking: boolean;
   readonly durability: DurabilityCheck | undefined;
   readonly #options: SentinelDriverOptions;
   #handlers = NO_HANDLERS;
@@ -63,7 +65,6 @@ export class SentinelDriver implements Driver {
 
   constructor(options: SentinelDriverOptions) {
     this.#options = options;
-    this.tracking = options.tracking;
     const durability = options.durability;
     this.durability =
       durability === undefined
@@ -73,6 +74,15 @@ export class SentinelDriver implements Driver {
             epoch: () => this.#master?.epoch ?? -1,
             wait: (_key, epoch) => this.#wait(epoch, durability),
           };
+  }
+
+  /** Whether the current master's connection proved its pushes. */
+  get tracking(): boolean {
+    return this.#master?.driver.tracking ?? false;
+  }
+
+  get proof(): TrackingProof | undefined {
+    return this.#master?.driver.proof;
   }
 
   setHandlers(handlers: DriverHandlers): void {
@@ -227,7 +237,11 @@ export class SentinelDriver implements Driver {
   /** Connects to `address` and checks that it is a master indeed (sentinels can be a step behind). */
   async #open(address: string): Promise<Master> {
     const template = this.#options.sentinels[0] ?? 'redis://127.0.0.1';
-    const driver = this.#options.factory(nodeUrl(template, address), this.tracking);
+    const driver = this.#options.factory(
+      nodeUrl(template, address),
+      this.#options.tracking,
+      this.#options.canaryKey,
+    );
     const master: Master = { address, driver, epoch: ++epochs, healthy: false };
     let first = true;
     const current = () => !this.#closed && this.#master === master;
@@ -249,6 +263,9 @@ export class SentinelDriver implements Driver {
         if (!current()) return;
         this.#handlers.disconnected(error);
         this.#follow(FOLLOW_INTERVAL / 2);
+      },
+      proven: (proof) => {
+        if (current()) this.#handlers.proven(proof);
       },
     });
     try {
@@ -295,6 +312,9 @@ export class SentinelDriver implements Driver {
         settled = true;
         void current?.driver.close().catch(() => {});
         this.#handlers.reset();
+        // The new master's connection was proven while it was opened: `tracking` may differ.
+        const proof = next.driver.proof;
+        if (proof !== undefined) this.#handlers.proven(proof);
       }
     } catch {
       // No sentinel answered, or the named master did not: try again shortly.

@@ -1,4 +1,5 @@
 import type { ValidConnectOptions } from '../connect-options.ts';
+import { defaultCanaryKey } from '../notify/canary.ts';
 import { ClusterDriver } from './cluster.ts';
 import { IoredisDriver } from './ioredis.ts';
 import { NodeRedisDriver } from './node-redis.ts';
@@ -8,19 +9,20 @@ import type { Driver, NodeDriverFactory } from './types.ts';
 
 /** The driver for `cluster` or `sentinel`, undefined for the other topologies. */
 export function topologyDriver(valid: ValidConnectOptions): Driver | undefined {
-  const tracking = valid.notifications === 'tracking';
-  const factory: NodeDriverFactory = (url, track) =>
+  const tracking = valid.notifications !== 'polling';
+  const factory: NodeDriverFactory = (url, track, canaryKey) =>
     valid.driver === 'ioredis'
-      ? new IoredisDriver({ url, tracking: track })
-      : new NodeRedisDriver({ url, tracking: track });
-  const durability = valid.durability;
+      ? new IoredisDriver({ url, tracking: track, canaryKey })
+      : new NodeRedisDriver({ url, tracking: track, canaryKey });
+  const { durability, prefix } = valid;
   if (valid.cluster !== undefined) {
-    return new ClusterDriver({ rootNodes: valid.cluster.rootNodes, tracking, factory, durability });
+    return new ClusterDriver({ rootNodes: valid.cluster.rootNodes, tracking, factory, durability, prefix });
   }
   if (valid.sentinel !== undefined) {
     const { name, sentinels } = valid.sentinel;
     const subscribe = valid.driver === 'ioredis' ? ioredisSubscribe : nodeRedisSubscribe;
-    return new SentinelDriver({ name, sentinels, tracking, factory, subscribe, durability });
+    const canaryKey = defaultCanaryKey(prefix);
+    return new SentinelDriver({ name, sentinels, tracking, factory, subscribe, durability, canaryKey });
   }
   return undefined;
 }

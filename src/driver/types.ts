@@ -7,6 +7,23 @@ export interface ScriptCall {
   args: string[];
 }
 
+/** Which keys a script arms for tracking (docs/compatibility.md). */
+export type TrackingRule = 'declared-keys' | 'read-keys';
+
+/**
+ * What the notification canary proved about a connection (src/notify/canary.ts): that an
+ * invalidation for a key read inside a script reaches this process, or why not.
+ */
+export interface TrackingProof {
+  readonly ok: boolean;
+  /** 'declared-keys': Redis <= 7.0 arms every key a script declares; 'read-keys': Redis >= 7.2 and Valkey. */
+  readonly rule?: TrackingRule | undefined;
+  /** Milliseconds from the script to the push (three round trips and a connection). */
+  readonly ms?: number | undefined;
+  /** Why pushes cannot be trusted (ok false). */
+  readonly reason?: Error | undefined;
+}
+
 /** What a driver reports to the core. Handlers must not throw. */
 export interface DriverHandlers {
   /** An invalidation push: these keys may have changed; `null` means everything may have. */
@@ -21,18 +38,25 @@ export interface DriverHandlers {
    * (a Cluster master serves only some); undefined means every key.
    */
   disconnected(error: Error | undefined, affects?: (key: string) => boolean): void;
+  /** A notification canary finished (after each connect and reconnect): `tracking` may have changed. */
+  proven(proof: TrackingProof): void;
 }
 
 /** Handlers before the core installs its own: every event is dropped. */
-export const NO_HANDLERS: DriverHandlers = { invalidate() {}, reset() {}, disconnected() {} };
+export const NO_HANDLERS: DriverHandlers = { invalidate() {}, reset() {}, disconnected() {}, proven() {} };
 
 /**
  * The small surface the lock core needs from a Redis client. One driver serves one Redis
  * (standalone or sentinel master); quorum mode holds one driver per node.
  */
 export interface Driver {
-  /** Whether invalidation pushes are delivered (false in polling mode). */
+  /**
+   * Whether invalidation pushes are armed and proven to arrive by the last canary. False in
+   * polling mode, and while tracking is refused or unproven: waiters and holders then poll.
+   */
   readonly tracking: boolean;
+  /** The last canary's verdict; undefined in polling mode and before the first one. */
+  readonly proof: TrackingProof | undefined;
   /** EVALSHA, falling back to EVAL when the server does not know the script. */
   eval(call: ScriptCall): Promise<unknown>;
   /** Pipelined: one round trip for the batch. Each slot is the reply or the Error for that call. */
@@ -65,8 +89,11 @@ export interface DurabilityCheck {
   wait(key: string, epoch: number): Promise<number>;
 }
 
-/** Builds the plain one-node driver a topology driver uses per node (node-redis or ioredis). */
-export type NodeDriverFactory = (url: string, tracking: boolean) => Driver;
+/**
+ * Builds the plain one-node driver a topology driver uses per node (node-redis or ioredis).
+ * `canaryKey` names the keys of that node's notification canary (a Cluster master must own them).
+ */
+export type NodeDriverFactory = (url: string, tracking: boolean, canaryKey?: () => string) => Driver;
 
 export function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
@@ -80,6 +107,14 @@ export function evalArgs(call: ScriptCall, useSha: boolean): string[] {
     ...call.keys,
     ...call.args,
   ];
+}
+
+/**
+ * The server answered with an error reply (`NOPERM ...`, `ERR unknown subcommand ...`), as opposed
+ * to a connection that failed: a refused CLIENT TRACKING is the first kind.
+ */
+export function isErrorReply(error: unknown): boolean {
+  return error instanceof Error && /^[A-Z][A-Z_]*[A-Z] /.test(error.message);
 }
 
 export function asError(error: unknown): Error {

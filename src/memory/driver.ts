@@ -1,9 +1,9 @@
-import type { Driver, DriverHandlers, ScriptCall } from '../driver/types.ts';
+import type { Driver, DriverHandlers, ScriptCall, TrackingProof } from '../driver/types.ts';
 import type { MemoryBackend, MemoryClient } from './backend.ts';
 import { runCommand } from './commands.ts';
 import { memoryScript } from './scripts.ts';
 
-const noHandlers: DriverHandlers = { invalidate() {}, reset() {}, disconnected() {} };
+const noHandlers: DriverHandlers = { invalidate() {}, reset() {}, disconnected() {}, proven() {} };
 
 /**
  * The Driver of one Leasehold instance on a MemoryBackend: its own "connection", so tracking and
@@ -13,6 +13,8 @@ const noHandlers: DriverHandlers = { invalidate() {}, reset() {}, disconnected()
  */
 export class MemoryDriver implements Driver {
   readonly tracking: boolean;
+  /** The store delivers every push it owes (it emulates Redis 7.0's rule): nothing to prove. */
+  readonly proof: TrackingProof | undefined;
   readonly #store: MemoryBackend;
   readonly #client: MemoryClient;
   #handlers = noHandlers;
@@ -21,6 +23,7 @@ export class MemoryDriver implements Driver {
   constructor(store: MemoryBackend, tracking: boolean) {
     this.#store = store;
     this.tracking = tracking;
+    this.proof = tracking ? { ok: true, rule: 'declared-keys', ms: 0 } : undefined;
     this.#client = {
       tracking,
       push: (keys) => {

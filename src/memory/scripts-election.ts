@@ -20,11 +20,11 @@ export const electionScripts: [string, MemoryScript][] = [
       const [token, value, ttl, length] = [arg(c, 0), arg(c, 1), arg(c, 2), arg(c, 3)];
       if (c.call('EXISTS', leader) === 1) return [0, c.call('PTTL', leader)];
       logVacancy(c, log, length);
-      c.call('INCR', fenceKey);
-      const fence = c.call('GET', fenceKey) as string;
+      const fence = c.call('INCR', fenceKey) as number;
       c.call('HSET', leader, 'token', token, 'value', value, 'fence', fence);
       c.call('PEXPIRE', leader, ttl);
       c.call('XADD', log, 'MAXLEN', '~', length, '*', 'type', 'elected', 'fence', fence, 'value', value);
+      c.call('EXISTS', leader);
       return [1, fence];
     },
   ],
@@ -33,6 +33,7 @@ export const electionScripts: [string, MemoryScript][] = [
     (c) => {
       if (c.call('HGET', key(c, 0), 'token') !== arg(c, 0)) return 0;
       c.call('PEXPIRE', key(c, 0), arg(c, 1));
+      c.call('EXISTS', key(c, 0));
       return 1;
     },
   ],

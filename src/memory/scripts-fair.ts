@@ -36,8 +36,9 @@ export const fairScripts: [string, MemoryScript][] = [
         c.call('ZREM', queue, token);
         c.call('ZREM', deadlines, token);
         c.call('DEL', turn);
-        c.call('INCR', fence);
-        return [1, c.call('GET', fence)];
+        const fencingToken = c.call('INCR', fence);
+        c.call('PTTL', lock);
+        return [1, fencingToken];
       }
       if (queued || arg(c, 4) === '1') {
         if (!queued) {

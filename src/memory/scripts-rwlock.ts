@@ -27,8 +27,7 @@ export const rwlockScripts: [string, MemoryScript][] = [
       if (first[0] !== undefined) return [0, int(Math.max(0, Number(first[1]) - now))];
       c.call('ZADD', readers, now + ttl, arg(c, 0));
       if ((c.call('PTTL', readers) as number) < ttl) c.call('PEXPIRE', readers, ttl);
-      c.call('INCR', fence);
-      return [1, c.call('GET', fence)];
+      return [1, c.call('INCR', fence)];
     },
   ],
   [
@@ -43,13 +42,15 @@ export const rwlockScripts: [string, MemoryScript][] = [
       if (writer === -2 && c.call('ZCARD', readers) === 0) {
         c.call('SET', writerKey, arg(c, 0), 'PX', ttl);
         c.call('ZREM', waiting, arg(c, 0));
-        c.call('INCR', fence);
-        return [1, c.call('GET', fence)];
+        const token = c.call('INCR', fence);
+        c.call('PTTL', writerKey);
+        return [1, token];
       }
       if (arg(c, 2) === '1') {
         c.call('ZADD', waiting, now + ttl, arg(c, 0));
         if ((c.call('PTTL', waiting) as number) < ttl) c.call('PEXPIRE', waiting, ttl);
       }
+      c.call('EXISTS', released);
       if (writer !== -2) return [0, writer];
       const last = c.call('ZRANGE', readers, -1, -1, 'WITHSCORES') as string[];
       return [0, int(Math.max(0, Number(last[1]) - now))];

@@ -15,8 +15,7 @@ export const semaphoreScripts: [string, MemoryScript][] = [
       if (used + n <= limit) {
         for (let i = 1; i <= n; i++) c.call('ZADD', set, now + ttl, `${token}:${i}`);
         if ((c.call('PTTL', set) as number) < ttl) c.call('PEXPIRE', set, ttl);
-        c.call('INCR', fence);
-        return [1, c.call('GET', fence)];
+        return [1, c.call('INCR', fence)];
       }
       const need = used + n - limit;
       const at = c.call('ZRANGE', set, need - 1, need - 1, 'WITHSCORES') as string[];

@@ -17,8 +17,9 @@ const registry = new Map<string, MemoryScript>([
     (c) => {
       const { store, client } = c;
       if (store.set(key(c, 0), arg(c, 0), { nx: true, px: Number(arg(c, 1)) }, client)) {
-        store.incr(key(c, 1), client);
-        return [1, c.read(store.get(key(c, 1)))];
+        const fence = String(store.incr(key(c, 1), client));
+        c.read(store.pttl(key(c, 0)));
+        return [1, fence];
       }
       return [0, c.read(store.pttl(key(c, 0)))];
     },
@@ -28,8 +29,9 @@ const registry = new Map<string, MemoryScript>([
     (c) => {
       const { store, client } = c;
       store.set(key(c, 0), arg(c, 0), { px: Number(arg(c, 1)) }, client);
-      store.incr(key(c, 1), client);
-      return c.read(store.get(key(c, 1)));
+      const fence = String(store.incr(key(c, 1), client));
+      c.read(store.pttl(key(c, 0)));
+      return fence;
     },
   ],
   [

@@ -1,3 +1,8 @@
+import { monotonic } from '../clock.ts';
+
+/** Keys whose last push time is remembered (see changedSince); the oldest go first. */
+const RECENT_KEYS = 10_000;
+
 /** Something that wants to hear when a key may have changed. */
 export interface KeyListener {
   /** `everything` is true for a null push (FLUSHALL) or a reconnect: re-check, do not trust. */
@@ -17,6 +22,10 @@ export class Dispatcher {
    * watch compares it before and after: unchanged means no change was pushed in between.
    */
   #pushes = 0;
+  /** When each recently pushed key was last pushed (monotonic ms), in push order. */
+  readonly #recent = new Map<string, number>();
+  /** Pushes before this time may have been forgotten (evicted, or a null push / reset). */
+  #forgottenBefore = Number.NEGATIVE_INFINITY;
 
   get pushes(): number {
     return this.#pushes;
@@ -51,6 +60,7 @@ export class Dispatcher {
       this.everything();
       return;
     }
+    this.#remember(keys);
     for (const key of keys) {
       const found = this.#byKey.get(key);
       if (found === undefined) continue;
@@ -63,6 +73,8 @@ export class Dispatcher {
   /** Wakes every listener: after a reconnect or a flush nothing seen before can be trusted. */
   everything(): void {
     this.#pushes++;
+    this.#forgottenBefore = monotonic();
+    this.#recent.clear();
     for (const found of this.#byKey.values()) {
       if (found instanceof Set) for (const listener of found) this.#mark(listener, true);
       else this.#mark(found, true);
@@ -89,6 +101,33 @@ export class Dispatcher {
       this.#pending.clear();
       for (const [listener, everything] of due) listener.onChange(everything);
     });
+  }
+
+  /**
+   * Whether a push for `key` (or a flush, or a reconnect) may have arrived since `since`
+   * (monotonic ms). A push can overtake the reply of the script that armed the key: on a
+   * REDIRECT connection always may, and even on one connection a push parsed in the same chunk
+   * is handled before the reply's continuation. A lease registered after that push would never
+   * hear of it; the keeper asks this when it registers one and re-verifies if so.
+   */
+  changedSince(key: string, since: number): boolean {
+    if (since <= this.#forgottenBefore) return true;
+    const at = this.#recent.get(key);
+    return at !== undefined && at >= since;
+  }
+
+  #remember(keys: readonly string[]): void {
+    const now = monotonic();
+    for (const key of keys) {
+      this.#recent.delete(key);
+      this.#recent.set(key, now);
+    }
+    if (this.#recent.size <= RECENT_KEYS) return;
+    for (const [key, at] of this.#recent) {
+      this.#recent.delete(key);
+      this.#forgottenBefore = at;
+      if (this.#recent.size <= RECENT_KEYS * 0.9) break;
+    }
   }
 
   /** Number of watched keys (for leak checks). */

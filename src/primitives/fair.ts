@@ -191,6 +191,8 @@ export class FairLock {
       let inFlight = false;
       let dirty = false;
       let joined = false;
+      /** Redis unreachable at the last attempt: a timeout then says so. */
+      let unreachable: RedisUnavailableError | undefined;
       let retry: NodeJS.Timeout | undefined;
       let deadline: NodeJS.Timeout | undefined;
       const wake = () => {
@@ -225,9 +227,11 @@ export class FairLock {
         try {
           joined = joined || timeout !== 0;
           result = await this.#core.attempt(name, token, ttl, timeout !== 0);
+          unreachable = undefined;
         } catch (error) {
           inFlight = false;
           if (error instanceof RedisUnavailableError && !settled) {
+            unreachable = error;
             retry = setTimeout(wake, keeper.ctx.retryDelay);
             retry.unref();
           } else giveUp(error);
@@ -255,7 +259,7 @@ export class FairLock {
         retry.unref();
       };
       if (timeout > 0 && timeout !== Number.POSITIVE_INFINITY) {
-        deadline = setTimeout(() => giveUp(new LockTimeoutError(name, timeout)), timeout);
+        deadline = setTimeout(() => giveUp(new LockTimeoutError(name, timeout, unreachable)), timeout);
       }
       signal?.addEventListener('abort', onAbort, { once: true });
       void run();

@@ -119,7 +119,9 @@ export class Keeper {
       };
       // Unreachable nodes are a different failure than a busy lock: say which one it was.
       const timeoutError = () =>
-        waiter.lastError instanceof QuorumError ? waiter.lastError : new LockTimeoutError(name, timeout);
+        waiter.lastError instanceof QuorumError
+          ? waiter.lastError
+          : new LockTimeoutError(name, timeout, waiter.lastError);
       if (timeout > 0 && timeout !== Number.POSITIVE_INFINITY) {
         timer = setTimeout(() => {
           if (!waiter.settled) fail(timeoutError());
@@ -234,6 +236,8 @@ export class Keeper {
     this.ctx.dispatcher.add(held.key, held);
     this.#held.set(lease, held);
     this.ctx.renewer.add(lease, init.core);
+    // A push for the key that overtook the acquisition's reply: act on it now.
+    if (this.ctx.dispatcher.changedSince(held.key, init.sentAt)) held.onChange(false);
     return lease;
   }
 

@@ -14,6 +14,15 @@ export interface MutexKeys {
 
 export type AcquireReply = { fence: bigint } | { pttl: number };
 
+/** One lease to extend: its keys, owner token, ttl, and fencing token (quorum restores it with it). */
+export interface ExtendItem {
+  lock: string;
+  fence: string;
+  token: string;
+  ttl: number;
+  fencingToken: bigint;
+}
+
 /**
  * Where the mutex's Redis I/O goes: one Redis (or one Sentinel master / Cluster), or a quorum
  * of independent masters. The Mutex above it owns waiting, bookkeeping and notifications.
@@ -25,7 +34,7 @@ export interface MutexBackend {
   acquire(keys: MutexKeys, token: string, ttl: number): Promise<AcquireReply>;
   force(keys: MutexKeys, token: string, ttl: number): Promise<bigint>;
   /** Per item: true still held (extended), false lost, Error unknown. One round trip per node. */
-  extend(items: readonly { lock: string; token: string; ttl: number }[]): Promise<(boolean | Error)[]>;
+  extend(items: readonly ExtendItem[]): Promise<(boolean | Error)[]>;
   /** Per item: true when this token still held the lock. */
   release(items: readonly { lock: string; token: string }[]): Promise<(boolean | Error)[]>;
 }
@@ -65,7 +74,7 @@ export class SingleNodeBackend implements MutexBackend {
     return fence;
   }
 
-  async extend(items: readonly { lock: string; token: string; ttl: number }[]): Promise<(boolean | Error)[]> {
+  async extend(items: readonly ExtendItem[]): Promise<(boolean | Error)[]> {
     const results = await this.#driver.evalMany(items.map(extendCall));
     return toOutcomes(results, 'extend');
   }

@@ -53,7 +53,10 @@ export class Mutex implements LeaseCore {
 
   extendMany(items: readonly { lease: Lease; ttl: number }[]): Promise<(boolean | Error)[]> {
     return this.#backend.extend(
-      items.map(({ lease, ttl }) => ({ lock: this.#keys(lease.name).lock, token: lease.token, ttl })),
+      items.map(({ lease, ttl }) => {
+        const { lock, fence } = this.#keys(lease.name);
+        return { lock, fence, token: lease.token, ttl, fencingToken: lease.fencingToken };
+      }),
     );
   }
 

@@ -5,7 +5,7 @@ import { gather, type NodeResult } from './gather.ts';
 import {
   type AcquireReply,
   acquireCall,
-  extendCall,
+  type ExtendItem,
   forceCall,
   type MutexBackend,
   type MutexKeys,
@@ -23,14 +23,17 @@ import {
 export class QuorumBackend implements MutexBackend {
   readonly #drivers: readonly Driver[];
   readonly #majority: number;
+  /** Lock keys whose last extension found them on a majority but not on every node. */
+  readonly #partial = new Set<string>();
 
   constructor(drivers: readonly Driver[]) {
     this.#drivers = drivers;
     this.#majority = Math.floor(drivers.length / 2) + 1;
   }
 
+  /** Pushes proven on a majority of nodes: any majority that takes a lock shares one of them. */
   get tracking(): boolean {
-    return this.#drivers.every((driver) => driver.tracking);
+    return this.#drivers.filter((driver) => driver.tracking).length >= this.#majority;
   }
 
   async acquire(keys: MutexKeys, token: string, ttl: number): Promise<AcquireReply> {
@@ -81,14 +84,65 @@ export class QuorumBackend implements MutexBackend {
     );
   }
 
-  async extend(items: readonly { lock: string; token: string; ttl: number }[]): Promise<(boolean | Error)[]> {
+  /** Leases held on a majority but not on every node, as their last extension found them. */
+  get partial(): number {
+    return this.#partial.size;
+  }
+
+  /**
+   * Extends on every node. A lease a majority confirms is put back on any node that answers
+   * "missing" (it restarted empty), also when that answer comes after the decision, so that
+   * restarting the masters one at a time, a TTL apart, never whittles a held lease down below a
+   * majority. A key held by another token is left alone. Restores never delay the renewal.
+   */
+  async extend(items: readonly ExtendItem[]): Promise<(boolean | Error)[]> {
     if (items.length === 0) return [];
     const timeout = Math.min(...items.map((item) => item.ttl)) / 2;
-    return this.#perItem(items.map(extendCall), timeout, 'extend');
+    const calls = items.map(
+      (item): ScriptCall => ({
+        script: scripts.quorumExtend,
+        keys: [item.lock],
+        args: [item.token, ms(item.ttl)],
+      }),
+    );
+    const batches = this.#drivers.map((driver) => driver.evalMany(calls));
+    const outcomes = await this.#decide(batches, calls.length, timeout, 'extend');
+    // Per node and item: does the node hold the lease now (answered 1, or restored)?
+    const holding = batches.map((batch, n) =>
+      batch.then(
+        (replies) =>
+          Promise.all(
+            items.map((item, i) => {
+              if (outcomes[i] !== true || replies[i] === 1) return replies[i] === 1;
+              return replies[i] === 0 ? this.#restore(this.#drivers[n]!, item) : false;
+            }),
+          ),
+        () => items.map(() => false),
+      ),
+    );
+    void gather(holding, () => false, timeout).then((perNode) => {
+      for (const [i, item] of items.entries()) {
+        const everywhere = perNode.every((node) => node?.ok === true && node.value[i] === true);
+        if (outcomes[i] === true && !everywhere) this.#partial.add(item.lock);
+        else this.#partial.delete(item.lock);
+      }
+    });
+    return outcomes;
   }
 
   release(items: readonly { lock: string; token: string }[]): Promise<(boolean | Error)[]> {
+    for (const item of items) this.#partial.delete(item.lock);
     return this.#perItem(items.map(releaseCall), 5_000, 'release');
+  }
+
+  /** Sets the key again on a node where it is missing; true when it holds the token now. */
+  async #restore(driver: Driver, item: ExtendItem): Promise<boolean> {
+    const call: ScriptCall = {
+      script: scripts.quorumRestore,
+      keys: [item.lock, item.fence],
+      args: [item.token, ms(item.ttl), item.fencingToken.toString()],
+    };
+    return (await driver.eval(call).catch(() => 0)) === 1;
   }
 
   /** Raises the fencing counter on every node; true when a majority still holds the lock. */
@@ -139,11 +193,24 @@ export class QuorumBackend implements MutexBackend {
     );
   }
 
-  /**
-   * One pipelined batch per node; per item: held by a majority, lost by a majority, or unknown.
-   * Stops waiting as soon as every item is decided, so a hung node delays nobody.
-   */
+  /** `calls` as one pipelined batch per node, decided per item (see #decide). */
   async #perItem(calls: ScriptCall[], timeout: number, operation: string): Promise<(boolean | Error)[]> {
+    const batches = this.#drivers.map((driver) => driver.evalMany(calls));
+    return this.#decide(batches, calls.length, timeout, operation);
+  }
+
+  /**
+   * Per item of the nodes' batches: held by a majority (a node answered 1), lost by a majority
+   * (0 or -1), or unknown. Stops waiting as soon as every item is decided, so a hung node
+   * delays nobody.
+   */
+  async #decide(
+    batches: Promise<unknown[]>[],
+    count: number,
+    timeout: number,
+    operation: string,
+  ): Promise<(boolean | Error)[]> {
+    const calls = Array.from({ length: count });
     const n = this.#drivers.length;
     const tally = (perNode: readonly NodeResult<unknown[]>[], i: number) => {
       let held = 0;
@@ -151,12 +218,12 @@ export class QuorumBackend implements MutexBackend {
       for (const node of perNode) {
         const value = node?.ok === true ? node.value[i] : undefined;
         if (value === 1) held += 1;
-        else if (value === 0) gone += 1;
+        else if (value === 0 || value === -1) gone += 1;
       }
       return { held, gone, decided: held >= this.#majority || gone > n - this.#majority };
     };
     const perNode = await gather(
-      this.#drivers.map((driver) => driver.evalMany(calls)),
+      batches,
       (results) => calls.every((_, i) => tally(results, i).decided),
       timeout,
     );
@@ -172,6 +239,8 @@ export class QuorumBackend implements MutexBackend {
     });
   }
 }
+
+const ms = (ttl: number) => String(Math.ceil(ttl));
 
 /** How long until enough busy nodes free up for a majority: the k-th smallest remaining TTL. */
 function retryAfter(pttls: number[], tolerated: number): number {

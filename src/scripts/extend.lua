@@ -4,8 +4,8 @@
 -- ARGV[1]  owner token
 -- ARGV[2]  ttl in ms
 -- Returns  1 when extended, 0 when the key is gone or holds another token.
--- Redis 7.0 arms tracking when a read inside the script runs, and any write to the key
--- (our own PEXPIRE included) clears it again: so the read that re-arms must come last.
+-- A write to a tracked key (our own PEXPIRE included, NOLOOP or not) disarms it: so the read
+-- that re-arms tracking of the lock key comes after it, under both tracking rules.
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('PTTL', KEYS[1])

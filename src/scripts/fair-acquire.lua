@@ -14,7 +14,9 @@
 --          {0, ms}           otherwise: ms until the holder's TTL runs out (when first in line)
 --                            or until the first waiter's deadline passes (a fallback timer)
 -- Waiters whose deadline passed (crashed, paused, abandoned) are dropped first, so a dead waiter
--- delays the ones behind it by its deadline at most. The closing GET arms tracking of the turn key.
+-- delays the ones behind it by its deadline at most.
+-- Tracking: a waiter ends with a read of its turn key (the only key its wait listens to), a new
+-- holder with a read of the lock key.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local token, ttl, wttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -31,8 +33,9 @@ if free and (head == token or (not head and not queued)) then
   redis.call('ZREM', KEYS[2], token)
   redis.call('ZREM', KEYS[3], token)
   redis.call('DEL', KEYS[6])
-  redis.call('INCR', KEYS[5])
-  return {1, redis.call('GET', KEYS[5])}
+  local fence = redis.call('INCR', KEYS[5])
+  redis.call('PTTL', KEYS[1])
+  return {1, fence}
 end
 if queued or ARGV[5] == '1' then
   if not queued then

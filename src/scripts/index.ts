@@ -33,4 +33,7 @@ export const scripts = {
   extend: loadScript('extend'),
   release: loadScript('release'),
   fenceRaise: loadScript('fence-raise'),
+  canary: loadScript('canary'),
+  quorumExtend: loadScript('quorum-extend'),
+  quorumRestore: loadScript('quorum-restore'),
 };

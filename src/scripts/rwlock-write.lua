@@ -11,6 +11,8 @@
 -- Returns  {1, fencingToken} on success
 --          {0, ms}           when blocked: ms until the writer's TTL or the last reader's
 --                            expiry (a fallback; releases are pushed)
+-- Tracking: a holder ends with a read of the writer key; a blocked writer with reads of the
+-- writer key and the reader-release counter, the two keys its wait listens to.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[2])
@@ -22,8 +24,9 @@ local writer = redis.call('PTTL', KEYS[1])
 if writer == -2 and redis.call('ZCARD', KEYS[2]) == 0 then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
   redis.call('ZREM', KEYS[3], ARGV[1])
-  redis.call('INCR', KEYS[4])
-  return {1, redis.call('GET', KEYS[4])}
+  local fence = redis.call('INCR', KEYS[4])
+  redis.call('PTTL', KEYS[1])
+  return {1, fence}
 end
 if ARGV[3] == '1' then
   redis.call('ZADD', KEYS[3], now + ttl, ARGV[1])
@@ -31,6 +34,7 @@ if ARGV[3] == '1' then
     redis.call('PEXPIRE', KEYS[3], ttl)
   end
 end
+redis.call('EXISTS', KEYS[5])
 if writer ~= -2 then
   return {0, writer}
 end

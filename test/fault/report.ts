@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
+import { redisServerVersion } from '../harness/server-binary.ts';
 import type { ModeName, RunResult, Scenario } from './engine.ts';
 import { LAG_BOUND } from './verdict.ts';
 
@@ -165,7 +165,7 @@ function restartLine(done: readonly { scenario: Scenario; result: RunResult }[])
 
 function redisVersion(): string {
   try {
-    return execFileSync('redis-server', ['--version']).toString().split(' ').slice(0, 3).join(' ');
+    return redisServerVersion();
   } catch {
     return 'redis-server (version unknown)';
   }

@@ -88,3 +88,17 @@ export function useRedis(): TestRedis {
     },
   };
 }
+
+/** The bookkeeping counts of `lh.stats` (leak checks compare them with IDLE). */
+export function counts(lh: Leasehold): {
+  held: number;
+  waiting: number;
+  watchedKeys: number;
+  renewing: number;
+} {
+  const { held, waiting, watchedKeys, renewing } = lh.stats;
+  return { held, waiting, watchedKeys, renewing };
+}
+
+/** `counts()` of an instance that holds, waits for and watches nothing. */
+export const IDLE = { held: 0, waiting: 0, watchedKeys: 0, renewing: 0 };

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { FrameSplitter, isInvalidation } from './resp-frames.ts';
 
 interface Pair {
   client: Socket;
@@ -9,8 +10,9 @@ interface Pair {
 
 /**
  * A TCP proxy in front of one Redis port that injects faults (after node-redis's test-utils
- * proxy): latency, a silent black hole, connection resets and refused connections. It does not
- * parse RESP; faults apply to whatever bytes pass. Listens on a free loopback port.
+ * proxy): latency, a silent black hole, connection resets and refused connections, and (with
+ * `dropPushes`) invalidation pushes lost on the way while every reply passes. Only that one
+ * parses RESP; the other faults apply to whatever bytes pass. Listens on a free loopback port.
  *
  * @example
  * const proxy = await FaultProxy.start(server.port);
@@ -24,6 +26,9 @@ export class FaultProxy {
   #port = 0;
   #latency = 0;
   #blackhole = false;
+  #dropPushes = false;
+  /** Pushes dropped so far (with dropPushes on). */
+  droppedPushes = 0;
   #cut = false;
   #stopped = false;
 
@@ -54,6 +59,15 @@ export class FaultProxy {
   /** Delays every chunk by `latency` ms in each direction, keeping order. 0 turns it off. */
   setLatency(latency: number): void {
     this.#latency = Math.max(0, latency);
+  }
+
+  /**
+   * While on, invalidation pushes from Redis (RESP3 pushes and RESP2 `__redis__:invalidate`
+   * messages) are dropped; every other reply passes, in order. As a proxy or a managed service
+   * that does not forward pushes would. Applies to connections made while it is on.
+   */
+  dropPushes(on: boolean): void {
+    this.#dropPushes = on;
   }
 
   /** While on, bytes in both directions (including delayed ones) are dropped; sockets stay open. */
@@ -123,7 +137,7 @@ export class FaultProxy {
     client.setNoDelay(true);
     upstream.setNoDelay(true);
     this.#forward(client, upstream, pair);
-    this.#forward(upstream, client, pair);
+    this.#forward(upstream, client, pair, this.#dropPushes ? this.#pushFilter() : undefined);
     // The target refusing or resetting looks like a reset to the client; a clean close, like one.
     upstream.on('error', () => {
       this.#pairs.delete(pair);
@@ -135,8 +149,21 @@ export class FaultProxy {
     });
   }
 
+  /** Whole frames in, the same frames but invalidation pushes out. */
+  #pushFilter(): (chunk: Buffer) => Buffer {
+    const splitter = new FrameSplitter();
+    return (chunk) => {
+      const kept = splitter.push(chunk).filter((frame) => {
+        if (!isInvalidation(frame)) return true;
+        this.droppedPushes += 1;
+        return false;
+      });
+      return Buffer.concat(kept);
+    };
+  }
+
   /** Copies `from` to `to` through a FIFO of release times, so latency never reorders bytes. */
-  #forward(from: Socket, to: Socket, pair: Pair): void {
+  #forward(from: Socket, to: Socket, pair: Pair, filter?: (chunk: Buffer) => Buffer): void {
     const queue: { chunk: Buffer; at: number }[] = [];
     let timer: NodeJS.Timeout | undefined;
     let ended = false;
@@ -154,8 +181,10 @@ export class FaultProxy {
       if (queue[0] !== undefined) timer = setTimeout(flush, queue[0].at - now);
       else if (ended) finish();
     };
-    from.on('data', (chunk: Buffer) => {
+    from.on('data', (data: Buffer) => {
       if (this.#blackhole) return;
+      const chunk = filter === undefined ? data : filter(data);
+      if (chunk.length === 0) return;
       if (this.#latency === 0 && queue.length === 0) {
         write(chunk);
         return;

@@ -4,6 +4,7 @@ import { createConnection } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from './ports.ts';
 import { reapOnExit } from './reaper.ts';
+import { redisServerBinary } from './server-binary.ts';
 
 /** Options for one redis-server process that a test owns. */
 export interface RedisServerOptions {
@@ -64,7 +65,7 @@ export class RedisServer {
       ...this.#args,
     ];
     this.#log = '';
-    const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(redisServerBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.#child = child;
     reapOnExit(child);
     const append = (chunk: Buffer) => {

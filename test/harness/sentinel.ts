@@ -9,6 +9,7 @@ import { freePort } from './ports.ts';
 import { reapOnExit } from './reaper.ts';
 import { type RedisServer, waitForPing } from './redis-server.ts';
 import { command, info, pairs } from './resp.ts';
+import { redisServerBinary } from './server-binary.ts';
 
 export interface SentinelSetOptions {
   /** @default 'mymaster' */
@@ -93,7 +94,7 @@ export class SentinelSet {
         ].join('\n'),
       );
       // The config file must come first: redis-server only treats argv[1] as one.
-      const child = spawn('redis-server', [file, '--sentinel'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(redisServerBinary(), [file, '--sentinel'], { stdio: ['ignore', 'pipe', 'pipe'] });
       reapOnExit(child);
       const sentinel: Sentinel = { port, child, log: '' };
       this.#sentinels.push(sentinel);

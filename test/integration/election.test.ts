@@ -6,10 +6,21 @@ import {
   ConnectionClosedError,
   type LeadershipChange,
   type Leasehold,
+  LockLostError,
   LockReleasedError,
   LockTimeoutError,
 } from '../../src/index.ts';
-import { aborted, connect, mode, tracking, uniquePrefix, useRedis, within } from '../harness/leasehold.ts';
+import {
+  aborted,
+  connect,
+  counts,
+  IDLE,
+  mode,
+  tracking,
+  uniquePrefix,
+  useRedis,
+  within,
+} from '../harness/leasehold.ts';
 import { command } from '../harness/resp.ts';
 import { Worker } from '../harness/worker.ts';
 
@@ -162,6 +173,22 @@ describe(`election (${mode})`, () => {
     );
   });
 
+  // Regression: election-extend.lua wrote the leader key after its last read, which disarmed
+  // tracking, so after its first extension a leader never heard of a takeover (every server line).
+  test('a leader hears of a deleted term at once, also after automatic extensions', async () => {
+    const prefix = uniquePrefix('el');
+    const lh = await instance(prefix, 150);
+    const term = await lh.election('del').campaign('node-a');
+    await sleep(400);
+    assert.equal(term.lost, false, 'extended, not lost');
+    // Keep the next extension far away: only the invalidation push can be prompt now.
+    await term.extend(tracking ? 6_000 : 300);
+    await sleep(20);
+    await command(redis.server.port, ['DEL', `${prefix}:{del}:election`]);
+    const reason = await within(aborted(term.signal), tracking ? 1_000 : 2_000, 'leader notices the DEL');
+    assert.ok(reason instanceof LockLostError);
+  });
+
   test('an observer starts with the latest change; a crashed leader is reported vacant after its TTL', async () => {
     const prefix = uniquePrefix('el');
     const a = await instance(prefix, 200);
@@ -220,7 +247,7 @@ describe(`election (${mode})`, () => {
     assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
     assert.equal(await command(redis.server.port, ['EXISTS', `${prefix}:{close}:election`]), 0);
     await assert.rejects(lh.election('close').leader(), ConnectionClosedError);
-    assert.deepEqual(lh.stats, { held: 0, waiting: 0, watchedKeys: 0, renewing: 0 });
+    assert.deepEqual(counts(lh), IDLE);
     assert.ok(timers() <= baseline, 'no timers left behind');
   });
 });

@@ -3,7 +3,17 @@ import { getEventListeners } from 'node:events';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConnectionClosedError, type Lease, LockReleasedError, LockTimeoutError } from '../../src/index.ts';
-import { aborted, connect, mode, tracking, uniquePrefix, useRedis, within } from '../harness/leasehold.ts';
+import {
+  aborted,
+  connect,
+  counts,
+  IDLE,
+  mode,
+  tracking,
+  uniquePrefix,
+  useRedis,
+  within,
+} from '../harness/leasehold.ts';
 import { until } from '../harness/poll.ts';
 import { command } from '../harness/resp.ts';
 import { Worker } from '../harness/worker.ts';
@@ -182,7 +192,7 @@ describe(`fair lock (${mode})`, () => {
     assert.equal(await queued(prefix, 'close'), 0, 'the waiter left the queue');
     assert.equal(await command(redis.server.port, ['EXISTS', `${prefix}:{close}:fair`]), 0);
     await assert.rejects(lock.acquire(), ConnectionClosedError);
-    assert.deepEqual(lh.stats, { held: 0, waiting: 0, watchedKeys: 0, renewing: 0 });
+    assert.deepEqual(counts(lh), IDLE);
     assert.ok(timers() <= baseline, 'no timers left behind');
   });
 });

@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Leasehold, LockLostError } from '../../src/index.ts';
 import { aborted, connect, lockKey, mode, tracking, uniquePrefix, within } from '../harness/leasehold.ts';
+import { FaultProxy } from '../harness/proxy.ts';
 import { RedisServer } from '../harness/redis-server.ts';
 import { command, pipeline } from '../harness/resp.ts';
 import { Worker } from '../harness/worker.ts';
@@ -67,6 +68,21 @@ describe(`mutex under faults (${mode})`, () => {
     await command(server.port, ['DEL', lockKey(prefix, 'foreign')]);
     const acquired = await within(waitingForForeign, tracking ? 500 : 1_000, 'waiter wakes on the release');
     await acquired.release();
+  });
+
+  // Regression: release() of a lease already lost to a disconnect threw while Redis was down.
+  test('release() of a lease lost to a disconnect answers false while Redis is unreachable', async () => {
+    await using proxy = await FaultProxy.start(server.port);
+    const prefix = uniquePrefix();
+    const lh = await connect(server, { url: proxy.url, prefix, ttl: 5_000 });
+    open.push(lh);
+    const lease = await lh.acquire('gone');
+    await proxy.cut(true);
+    const reason = await within(aborted(lease.signal), 2_000, 'the disconnect aborts the holder');
+    assert.ok(reason instanceof LockLostError);
+    assert.equal(await within(lease.release(), 2_000, 'release() settles'), false);
+    assert.equal(await lease.release(), false);
+    await proxy.cut(false);
   });
 
   test("onDisconnect 'reverify': a lease whose key is still ours survives a reconnect", async () => {

@@ -7,7 +7,18 @@ import {
   LockReleasedError,
   LockTimeoutError,
 } from '../../src/index.ts';
-import { aborted, lockKey, mode, tracking, uniquePrefix, useRedis, within } from '../harness/leasehold.ts';
+import {
+  aborted,
+  connect,
+  counts,
+  IDLE,
+  lockKey,
+  mode,
+  tracking,
+  uniquePrefix,
+  useRedis,
+  within,
+} from '../harness/leasehold.ts';
 import { command } from '../harness/resp.ts';
 
 const redis = useRedis();
@@ -154,7 +165,7 @@ describe(`mutex (${mode})`, () => {
     const lh = await instance(uniquePrefix());
     const reason = new Error('stop');
     await assert.rejects(lh.acquire('x', { signal: AbortSignal.abort(reason) }), (e) => e === reason);
-    assert.deepEqual(lh.stats, { held: 0, waiting: 0, watchedKeys: 0, renewing: 0 });
+    assert.deepEqual(counts(lh), IDLE);
   });
 
   test('a waiter cancelled by its signal rejects and leaves nothing behind', async () => {
@@ -229,14 +240,31 @@ describe(`mutex (${mode})`, () => {
     assert.equal(await command(redis.server.port, ['EXISTS', lockKey(prefix, 'with')]), 0);
   });
 
-  test('release is idempotent and aborts the signal with LockReleasedError', async () => {
+  test('release is idempotent (a second call answers false) and aborts the signal with LockReleasedError', async () => {
     const lh = await instance(uniquePrefix());
     const lease = await lh.acquire('rel');
     const [x, y] = await Promise.all([lease.release(), lease.release()]);
     assert.equal(x, true);
-    assert.equal(y, true);
+    assert.equal(y, false);
+    assert.equal(await lease.release(), false);
     assert.ok(lease.signal.reason instanceof LockReleasedError);
     assert.equal(lease.lost, false);
+  });
+
+  // Regression (issue: the paths a new user takes): release() after close() threw
+  // RedisUnavailableError, so `await using lease` followed by `lh.close()` rejected.
+  test('release() after close() answers false; await using then close() does not throw', async () => {
+    const lh = await connect(redis.server, { ttl: 1_000 });
+    const lease = await lh.acquire('closed');
+    await lh.close();
+    assert.ok(lease.signal.reason instanceof LockReleasedError);
+    assert.equal(await lease.release(), false);
+    const other = await connect(redis.server, { ttl: 1_000 });
+    await (async () => {
+      await using held = await other.acquire('scoped');
+      assert.equal(held.lost, false);
+      await other.close();
+    })();
   });
 
   test('no leaked waiters, timers or listeners once all is released', async () => {
@@ -251,7 +279,7 @@ describe(`mutex (${mode})`, () => {
     await sleep(20);
     await lease.release();
     await Promise.all(waiters);
-    for (const lh of [a, b]) assert.deepEqual(lh.stats, { held: 0, waiting: 0, watchedKeys: 0, renewing: 0 });
+    for (const lh of [a, b]) assert.deepEqual(counts(lh), IDLE);
     // Every waiter removed its abort listener: aborting now reaches nobody.
     let called = 0;
     controller.signal.addEventListener('abort', () => called++);

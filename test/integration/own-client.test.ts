@@ -44,6 +44,31 @@ async function userClient(): Promise<{ client: unknown; ping(): Promise<unknown>
 }
 
 describe(`a user's own client (${mode})`, () => {
+  // Regression: a node-redis client passed before connect() made tryAcquire fail with "The client
+  // is closed" and acquire() wait forever. The docs promise "connected or connectable".
+  test('a client not connected yet is connected by Leasehold.connect() and left open on close', async () => {
+    const client =
+      testDriver === 'ioredis'
+        ? new Redis(server.url, { lazyConnect: true })
+        : createClient({ url: server.url });
+    const lh = await Leasehold.connect({ client, prefix: uniquePrefix(), notifications: testNotifications });
+    const lease = await within(
+      lh.acquire('fresh', { timeout: 2_000 }),
+      3_000,
+      'acquire on a client connected for us',
+    );
+    assert.equal(await lh.tryAcquire('fresh'), undefined);
+    await lease.release();
+    await lh.close();
+    if (client instanceof Redis) {
+      assert.equal(await client.ping(), 'PONG');
+      client.disconnect();
+    } else {
+      assert.equal(await client.ping(), 'PONG');
+      client.destroy();
+    }
+  });
+
   test('leasehold opens only the notification connection and leaves the client open on close', async () => {
     const user = await userClient();
     const before = await clientCount();

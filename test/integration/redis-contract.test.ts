@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { createClient } from 'redis';
+import { BasicClientSideCache, createClient } from 'redis';
 import { scripts } from '../../src/scripts/index.ts';
 import { uniquePrefix } from '../harness/leasehold.ts';
 import { RedisServer } from '../harness/redis-server.ts';
@@ -127,6 +127,35 @@ describe('Redis tracking facts leasehold relies on', () => {
     assert.deepEqual(first?.map(String), [key]);
     sub.disconnect();
     cmd.disconnect();
+    other.destroy();
+  });
+
+  // The node-redis driver receives pushes through this hook rather than `emitInvalidate`, whose
+  // handshake CLIENT TRACKING ON makes a refusing server fail every connect (src/driver/node-redis.ts).
+  test('node-redis: a BasicClientSideCache subclass gets the pushes; its trackingOn() is the handshake command', async () => {
+    const key = `${uniquePrefix()}:{g}`;
+    const heard: (string | null)[] = [];
+    const handshake: string[][] = [];
+    const receiver = new (class extends BasicClientSideCache {
+      override trackingOn(): string[] {
+        handshake.push(['PING']);
+        return ['PING'];
+      }
+      override invalidate(k: unknown): void {
+        heard.push(k === null ? null : String(k));
+      }
+    })();
+    const client = createClient({ url: server.url, RESP: 3, clientSideCache: receiver });
+    await client.connect();
+    assert.deepEqual(handshake, [['PING']]);
+    assert.equal(await client.sendCommand(['CLIENT', 'TRACKING', 'ON', 'NOLOOP']), 'OK');
+    await client.sendCommand(['GET', key]);
+    const other = await plain();
+    await other.set(key, 'x');
+    await other.flushAll();
+    await settle();
+    assert.deepEqual(heard, [key, null]);
+    client.destroy();
     other.destroy();
   });
 

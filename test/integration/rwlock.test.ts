@@ -3,7 +3,17 @@ import { getEventListeners } from 'node:events';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConnectionClosedError, type Lease, LockReleasedError, LockTimeoutError } from '../../src/index.ts';
-import { aborted, connect, mode, tracking, uniquePrefix, useRedis, within } from '../harness/leasehold.ts';
+import {
+  aborted,
+  connect,
+  counts,
+  IDLE,
+  mode,
+  tracking,
+  uniquePrefix,
+  useRedis,
+  within,
+} from '../harness/leasehold.ts';
 import { command } from '../harness/resp.ts';
 import { Worker } from '../harness/worker.ts';
 
@@ -192,7 +202,7 @@ describe(`read-write lock (${mode})`, () => {
     assert.equal(await command(redis.server.port, ['ZCARD', `${prefix}:{close}:rw:readers`]), 0);
     assert.equal(await command(redis.server.port, ['ZCARD', `${prefix}:{close}:rw:waiting`]), 0);
     await assert.rejects(rw.read(), ConnectionClosedError);
-    assert.deepEqual(lh.stats, { held: 0, waiting: 0, watchedKeys: 0, renewing: 0 });
+    assert.deepEqual(counts(lh), IDLE);
     assert.ok(timers() <= baseline, 'no timers left behind');
   });
 });

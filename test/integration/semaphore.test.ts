@@ -6,6 +6,8 @@ import { ConnectionClosedError, Leasehold, LockReleasedError, LockTimeoutError }
 import {
   aborted,
   connect,
+  counts,
+  IDLE,
   mode,
   testDriver,
   testNotifications,
@@ -199,7 +201,7 @@ describe(`semaphore (${mode})`, () => {
     assert.equal(await command(redis.server.port, ['ZCARD', `${prefix}:{close}:sem`]), 0);
     await assert.rejects(sem.acquire(), ConnectionClosedError);
     await assert.rejects(sem.count(), ConnectionClosedError);
-    assert.deepEqual(lh.stats, { held: 0, waiting: 0, watchedKeys: 0, renewing: 0 });
+    assert.deepEqual(counts(lh), IDLE);
     assert.ok(timers() <= baseline, 'no timers left behind');
   });
 
@@ -215,6 +217,6 @@ describe(`semaphore (${mode})`, () => {
     await held.release();
     for (const w of waiters) await (await w).release();
     assert.equal(getEventListeners(controller.signal, 'abort').length, 0, 'signal listeners removed');
-    assert.deepEqual(lh.stats, { held: 0, waiting: 0, watchedKeys: 0, renewing: 0 });
+    assert.deepEqual(counts(lh), IDLE);
   });
 });

@@ -20,6 +20,7 @@ test('every exported error class has a listed, unique code and extends Leasehold
     new leasehold.RedisUnavailableError('x'),
     new leasehold.ConnectError('x'),
     new leasehold.DurabilityError('n', 0, 1, 100),
+    new leasehold.NotificationsError('x'),
   ];
   const codes = samples.map((e) => e.code);
   assert.equal(new Set(codes).size, codes.length);

@@ -16,6 +16,7 @@ async function connection(backend: MemoryBackend, tracking = true) {
     invalidate: (keys) => pushes.push(keys === null ? null : [...keys]),
     reset() {},
     disconnected() {},
+    proven() {},
   });
   await driver.connect();
   const run = (...args: (string | number)[]) => driver.command(args.map(String));

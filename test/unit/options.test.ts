@@ -52,6 +52,14 @@ describe('names', () => {
 describe('connect options', () => {
   test('bad values name the option', () => {
     rejects(() => checkConnectOptions({ url: 'http://x' }), 'url', '"http://x"');
+    // Regression: a port that is not a number used to pass and fail later as "no answer".
+    rejects(() => checkConnectOptions({ url: 'redis://:notaport' }), 'url', '"redis://:notaport"');
+    rejects(() => checkConnectOptions({ url: 'redis://h:x1' }), 'url', '"redis://h:x1"');
+    rejects(
+      () => checkConnectOptions({ nodes: ['redis://a:1', 'redis://b:x', 'redis://c:3'] }),
+      'nodes',
+      '"redis://b:x"',
+    );
     rejects(() => checkConnectOptions({ ttl: -1 }), 'ttl', '-1');
     rejects(() => checkConnectOptions({ notifications: 'push' }), 'notifications', '"push"');
     rejects(() => checkConnectOptions({ driver: 'redis' }), 'driver', '"redis"');
@@ -65,7 +73,7 @@ describe('connect options', () => {
     const o = checkConnectOptions({ url: 'redis://h:1' });
     assert.equal(o.ttl, 10_000);
     assert.equal(o.prefix, 'leasehold');
-    assert.equal(o.notifications, 'tracking');
+    assert.equal(o.notifications, 'auto');
     assert.equal(o.driver, 'node-redis');
   });
 });

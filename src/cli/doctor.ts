@@ -1,0 +1,121 @@
+import { parseArgs } from 'node:util';
+import { monotonic } from '../clock.ts';
+import type { Driver, TrackingProof } from '../driver/types.ts';
+import {
+  connection,
+  connectionHelp,
+  connectionOptions,
+  EXIT,
+  formatMs,
+  openDriver,
+  printJson,
+} from './common.ts';
+
+export const doctorHelp = `Usage: leasehold doctor [options]
+
+Checks what leasehold gets from a Redis (or Valkey) server, the way Leasehold.connect() does:
+runs the notification canary (a script reads a key, another connection deletes it, the
+invalidation push must arrive), and reports the server version, the tracking rule the server
+follows, the notification mode an instance would run in, and the round-trip time.
+
+Exit status: 0 when notifications are proven (instances run in tracking mode), 78 when they
+are not (instances with notifications: 'auto' poll; 'tracking' would refuse to connect),
+69 when Redis cannot be reached.
+
+${connectionHelp}
+`;
+
+/** Exit code when pushes cannot be proven (sysexits EX_CONFIG: the path to Redis is the cause). */
+const EXIT_POLLING = 78;
+
+const RULES = {
+  'declared-keys': 'a script arms every key it declares (Redis <= 7.0)',
+  'read-keys': 'a script arms only the keys it reads (Redis >= 7.2, Redis 8, Valkey)',
+} as const;
+
+export interface DoctorReport {
+  url: string;
+  driver: string;
+  server: string;
+  roundTripMs: number;
+  notifications: 'tracking' | 'polling';
+  trackingRule: keyof typeof RULES | null;
+  canaryMs: number | null;
+  reason: string | null;
+}
+
+export async function doctor(argv: string[]): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: connectionOptions, allowPositionals: false });
+  if (values.help) {
+    process.stdout.write(doctorHelp);
+    return EXIT.ok;
+  }
+  const conn = connection(values);
+  const driver = await openDriver(conn, true);
+  try {
+    const report = await examine(driver, conn.url, conn.driver);
+    if (values.json) printJson(report);
+    else process.stdout.write(describe(report));
+    return report.notifications === 'tracking' ? EXIT.ok : EXIT_POLLING;
+  } finally {
+    await driver.close();
+  }
+}
+
+async function examine(driver: Driver, url: string, driverName: string): Promise<DoctorReport> {
+  const info = parseInfo(String(await driver.command(['INFO', 'server'])));
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const started = monotonic();
+    await driver.command(['PING']);
+    times.push(monotonic() - started);
+  }
+  times.sort((a, b) => a - b);
+  const proof: TrackingProof | undefined = driver.proof;
+  return {
+    url: url.replace(/\/\/[^@/]*@/, '//***@'),
+    driver: driverName,
+    server: serverName(info),
+    roundTripMs: round(times[2] ?? 0),
+    notifications: proof?.ok === true ? 'tracking' : 'polling',
+    trackingRule: proof?.rule ?? null,
+    canaryMs: proof?.ms === undefined ? null : round(proof.ms),
+    reason: proof?.reason?.message ?? (proof === undefined ? 'no canary ran' : null),
+  };
+}
+
+function describe(r: DoctorReport): string {
+  const lines = [
+    `leasehold doctor: ${r.url}`,
+    `  server         ${r.server}`,
+    `  driver         ${r.driver}`,
+    `  round trip     ${fine(r.roundTripMs)} (median of 5 PINGs)`,
+    r.trackingRule === null
+      ? '  tracking rule  unknown (no push arrived)'
+      : `  tracking rule  ${r.trackingRule}: ${RULES[r.trackingRule]}`,
+    r.notifications === 'tracking'
+      ? `  notifications  tracking: the canary's push arrived ${fine(r.canaryMs ?? 0)} after its script; holders and waiters hear of changes at once`
+      : `  notifications  polling: ${r.reason}. Instances with notifications: 'auto' poll every retryDelay; 'tracking' refuses to connect (docs/compatibility.md)`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+function parseInfo(text: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const line of text.split(/\r?\n/)) {
+    const at = line.indexOf(':');
+    if (at > 0) fields[line.slice(0, at)] = line.slice(at + 1);
+  }
+  return fields;
+}
+
+/** Valkey reports `valkey_version` (and a compatible `redis_version`); Redis only the latter. */
+function serverName(info: Record<string, string>): string {
+  if (info['valkey_version'] !== undefined) return `Valkey ${info['valkey_version']}`;
+  const name = info['server_name'] ?? 'redis';
+  return `${name.charAt(0).toUpperCase()}${name.slice(1)} ${info['redis_version'] ?? '(version unknown)'}`;
+}
+
+const round = (ms: number) => Math.round(ms * 1000) / 1000;
+/** Sub-millisecond figures matter here (a local round trip is about 0.1 ms). */
+const fine = (ms: number) => (ms < 10 ? `${ms.toFixed(2)} ms` : formatMs(ms));

@@ -1,0 +1,30 @@
+/**
+ * Errors met while connecting that retrying cannot fix: a refused or unresolvable address, or a
+ * server that rejected the handshake (AUTH, ACL, a database index that does not exist). The
+ * drivers fail connect() with these at once, as the cause, instead of retrying until
+ * `connectTimeout` and reporting "no answer".
+ */
+export function isDefinitive(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_NONAME') return true;
+  // A server error reply to the handshake: WRONGPASS, NOAUTH, NOPERM, ERR DB index is out of range.
+  return /^(WRONGPASS|NOAUTH|NOPERM|ERR (invalid password|DB index|invalid DB index)|ERR AUTH)/i.test(
+    error.message,
+  );
+}
+
+/** A URL with its password (and user) hidden, for messages. */
+export function redact(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@');
+}
+
+/**
+ * The message for a client package that is not installed (a dynamic import's
+ * ERR_MODULE_NOT_FOUND), or undefined for any other error.
+ */
+export function missingPackage(error: unknown, pkg: 'redis' | 'ioredis'): string | undefined {
+  if ((error as { code?: unknown })?.code !== 'ERR_MODULE_NOT_FOUND') return undefined;
+  const other = pkg === 'redis' ? "ioredis (driver: 'ioredis')" : "redis (driver: 'node-redis')";
+  return `the "${pkg}" package is not installed: npm install ${pkg} (or install ${other})`;
+}

@@ -1,0 +1,28 @@
+import { execFileSync } from 'node:child_process';
+import { resolve } from 'node:path';
+
+/**
+ * The redis-server binary every harness process runs: `LEASEHOLD_REDIS_SERVER` (a path, e.g.
+ * `.servers/valkey-8.0/redis-server` from scripts/servers.sh), else `redis-server` on PATH.
+ * Sentinels run the same binary with `--sentinel`. Read on each call, so that a runner (the
+ * bench's per-server-line mode) can switch lines between runs.
+ */
+export function redisServerBinary(): string {
+  const given = process.env['LEASEHOLD_REDIS_SERVER'];
+  return given === undefined || given === '' ? 'redis-server' : resolve(given);
+}
+
+const versions = new Map<string, string>();
+
+/** "Redis 7.0.15", "Valkey 8.0.1": the product and version `--version` prints. */
+export function redisServerVersion(): string {
+  const binary = redisServerBinary();
+  let version = versions.get(binary);
+  if (version === undefined) {
+    const out = execFileSync(binary, ['--version']).toString();
+    const m = /^(\w+) server v=(\S+)/.exec(out);
+    version = m === null ? out.trim() : `${m[1]} ${m[2]}`;
+    versions.set(binary, version);
+  }
+  return version;
+}

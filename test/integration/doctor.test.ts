@@ -1,0 +1,66 @@
+// `leasehold doctor` end to end: a real CLI process against a redis-server this file starts, once
+// as a user allowed CLIENT TRACKING and once as one denied it by ACL.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { mode, testDriver, tracking } from '../harness/leasehold.ts';
+import { RedisServer } from '../harness/redis-server.ts';
+import { command } from '../harness/resp.ts';
+import { redisServerVersion } from '../harness/server-binary.ts';
+
+const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+
+let server: RedisServer;
+before(async () => {
+  server = await RedisServer.start();
+  await command(server.port, [
+    'ACL',
+    'SETUSER',
+    'notrack',
+    'on',
+    '>secret',
+    '~*',
+    '&*',
+    '+@all',
+    '-client|tracking',
+  ]);
+});
+after(async () => {
+  await server.stop();
+});
+
+/** Runs `leasehold doctor --json` against `url`; resolves with the exit code and the report. */
+async function doctor(url: string): Promise<{ code: number; report: Record<string, unknown> }> {
+  const run = promisify(execFile);
+  const args = ['--import', 'tsx', MAIN, 'doctor', '--redis', url, '--driver', testDriver, '--json'];
+  const { code, stdout } = await run(process.execPath, args).then(
+    ({ stdout }) => ({ code: 0, stdout }),
+    (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
+  );
+  return { code, report: JSON.parse(stdout) as Record<string, unknown> };
+}
+
+describe(`leasehold doctor (${mode})`, {
+  skip: !tracking && 'the CLI does not take a notification mode',
+}, () => {
+  test('a server that delivers pushes: tracking, its version and tracking rule, exit 0', async () => {
+    const { code, report } = await doctor(server.url);
+    assert.equal(code, 0);
+    assert.equal(report['server'], redisServerVersion());
+    assert.equal(report['notifications'], 'tracking');
+    const [product, version = ''] = redisServerVersion().split(' ');
+    const newer = product === 'Valkey' || Number(version.split('.')[0]) >= 8 || version.startsWith('7.2');
+    assert.equal(report['trackingRule'], newer ? 'read-keys' : 'declared-keys');
+    assert.equal(typeof report['roundTripMs'], 'number');
+    assert.equal(report['reason'], null);
+  });
+
+  test('a user denied CLIENT TRACKING: polling, the reason, exit 78; the password is not printed', async () => {
+    const { code, report } = await doctor(`redis://notrack:secret@127.0.0.1:${server.port}`);
+    assert.equal(code, 78);
+    assert.equal(report['notifications'], 'polling');
+    assert.match(String(report['reason']), /CLIENT TRACKING refused: NOPERM/);
+    assert.doesNotMatch(String(report['url']), /secret/);
+  });
+});

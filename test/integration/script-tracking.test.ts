@@ -1,0 +1,237 @@
+// Which keys each Lua script arms for the connection that ran it, on the server line this run
+// uses (LEASEHOLD_REDIS_SERVER). Two tracking rules exist (../shared/DESIGN.md section 2):
+// Redis <= 7.0 arms every declared key once the script reads anything, Redis >= 7.2 and Valkey
+// arm exactly the keys the script reads. Every script therefore ends with reads of the keys its
+// caller listens to; this file pins, per outcome, that those are armed (`must`), and on the
+// read-keys rule exactly which keys are (`read`), so that an extra or a missing read shows up.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createClient } from 'redis';
+import { loadScript, type Script, scripts } from '../../src/scripts/index.ts';
+import { uniquePrefix } from '../harness/leasehold.ts';
+import { RedisServer } from '../harness/redis-server.ts';
+import { redisServerVersion } from '../harness/server-binary.ts';
+
+let server: RedisServer;
+before(async () => {
+  server = await RedisServer.start();
+});
+after(async () => {
+  await server.stop();
+});
+
+const script = (name: string): Script => loadScript(name);
+
+/** The rule the server under test should follow, from its version. */
+function expectedRule(): 'declared-keys' | 'read-keys' {
+  const [product, version = ''] = redisServerVersion().split(' ');
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  if (product === 'Valkey') return 'read-keys';
+  return major > 7 || (major === 7 && minor >= 2) ? 'read-keys' : 'declared-keys';
+}
+
+/**
+ * Runs `setup` on a plain connection, the script on a tracked one (RESP3, NOLOOP, as leasehold's
+ * own connection), then writes every declared key from the plain connection and returns the
+ * keys the tracked connection heard of (by short name) and the script's reply.
+ */
+async function armed(
+  run: { script: Script; keys: string[]; args: (string | number)[] },
+  setup: (string | number)[][] = [],
+): Promise<{ heard: string[]; reply: unknown }> {
+  const prefix = `${uniquePrefix('arm')}:{x}`;
+  const full = (k: string) => `${prefix}:${k}`;
+  const expand = (arg: string | number) => String(arg).replaceAll('@', `${prefix}:`);
+  const tracked = createClient({ url: server.url, RESP: 3, emitInvalidate: true });
+  const plain = createClient({ url: server.url });
+  const heard = new Set<string>();
+  tracked.on('invalidate', (key: unknown) => {
+    if (key !== null) heard.add(String(key).slice(prefix.length + 1));
+  });
+  await Promise.all([tracked.connect(), plain.connect()]);
+  try {
+    await tracked.sendCommand(['CLIENT', 'TRACKING', 'ON', 'NOLOOP']);
+    for (const command of setup) await plain.sendCommand(command.map(expand));
+    const reply = await tracked.sendCommand([
+      'EVAL',
+      run.script.source,
+      String(run.keys.length),
+      ...run.keys.map(full),
+      ...run.args.map(expand),
+    ]);
+    for (const k of run.keys) await plain.sendCommand(['SET', full(k), 'changed']);
+    // The pushes for those writes were sent before the PING's reply on the tracked connection.
+    await tracked.sendCommand(['PING']);
+    await sleep(10);
+    return { heard: [...heard].sort(), reply };
+  } finally {
+    tracked.destroy();
+    plain.destroy();
+  }
+}
+
+interface Case {
+  name: string;
+  run: { script: Script; keys: string[]; args: (string | number)[] };
+  setup?: (string | number)[][];
+  /** The keys the caller listens to after this outcome: armed under every rule. */
+  must: string[];
+  /** Exactly what the read-keys rule (Redis >= 7.2, Valkey) arms: `must` plus reads a decision needs. */
+  read: string[];
+}
+
+const TTL = 10_000;
+const far = () => Date.now() + 60_000;
+const rw = ['writer', 'readers', 'waiting', 'fence', 'released'];
+const fair = ['lock', 'queue', 'deadlines', 'arrivals', 'fence', 'turn'];
+
+const cases: Case[] = [
+  {
+    name: 'acquire, granted: the holder hears of its lock key',
+    run: { script: scripts.acquire, keys: ['lock', 'fence'], args: ['me', TTL] },
+    must: ['lock'],
+    read: ['lock'],
+  },
+  {
+    name: 'acquire, busy: the waiter hears of the lock key',
+    run: { script: scripts.acquire, keys: ['lock', 'fence'], args: ['me', TTL] },
+    setup: [['SET', '@lock', 'other', 'PX', TTL]],
+    must: ['lock'],
+    read: ['lock'],
+  },
+  {
+    name: 'forceAcquire: the new holder hears of its lock key',
+    run: { script: scripts.force, keys: ['lock', 'fence'], args: ['me', TTL] },
+    setup: [['SET', '@lock', 'other', 'PX', TTL]],
+    must: ['lock'],
+    read: ['lock'],
+  },
+  {
+    name: 'extend (also the re-check after a push): the holder hears of its lock key again',
+    run: { script: scripts.extend, keys: ['lock'], args: ['me', TTL] },
+    setup: [['SET', '@lock', 'me', 'PX', TTL]],
+    must: ['lock'],
+    read: ['lock'],
+  },
+  {
+    name: 'release: the releaser listens to nothing',
+    run: { script: scripts.release, keys: ['lock'], args: ['me'] },
+    setup: [['SET', '@lock', 'me', 'PX', TTL]],
+    must: [],
+    read: [],
+  },
+  {
+    name: 'quorum fence raise: the holder hears of its lock key',
+    run: { script: scripts.fenceRaise, keys: ['lock', 'fence'], args: ['me', 100] },
+    setup: [['SET', '@lock', 'me', 'PX', TTL]],
+    must: ['lock'],
+    read: ['lock'],
+  },
+  {
+    name: 'rwlock write, granted: the writer hears of the writer key',
+    run: { script: script('rwlock-write'), keys: rw, args: ['w', TTL, '1'] },
+    must: ['writer'],
+    read: ['readers', 'writer'],
+  },
+  {
+    name: 'rwlock write, blocked by a reader: the writer hears of the writer key and reader releases',
+    run: { script: script('rwlock-write'), keys: rw, args: ['w', TTL, '1'] },
+    setup: [['ZADD', '@readers', far(), 'r']],
+    must: ['released', 'writer'],
+    read: ['readers', 'released', 'writer'],
+  },
+  {
+    name: 'rwlock write, blocked by a writer: the writer hears of the writer key and reader releases',
+    run: { script: script('rwlock-write'), keys: rw, args: ['w', TTL, '1'] },
+    setup: [['SET', '@writer', 'other', 'PX', TTL]],
+    must: ['released', 'writer'],
+    read: ['released', 'writer'],
+  },
+  {
+    name: 'rwlock read, blocked by a writer: the reader hears of the writer key',
+    run: { script: script('rwlock-read'), keys: rw, args: ['r', TTL] },
+    setup: [['SET', '@writer', 'other', 'PX', TTL]],
+    must: ['writer'],
+    read: ['writer'],
+  },
+  {
+    name: 'rwlock read, blocked by a waiting writer: the reader hears of the writer key and the waiting',
+    run: { script: script('rwlock-read'), keys: rw, args: ['r', TTL] },
+    setup: [['ZADD', '@waiting', far(), 'w']],
+    must: ['waiting', 'writer'],
+    read: ['waiting', 'writer'],
+  },
+  {
+    name: 'semaphore, full: the waiter hears of the release counter',
+    run: { script: script('semaphore-acquire'), keys: ['set', 'fence', 'released'], args: ['me', 1, 1, TTL] },
+    setup: [['ZADD', '@set', far(), 'other:1']],
+    must: ['released'],
+    read: ['released', 'set'],
+  },
+  {
+    name: 'fair lock, granted: the holder hears of its lock key',
+    run: { script: script('fair-acquire'), keys: fair, args: ['me', TTL, TTL, '@turn:', '1'] },
+    must: ['lock'],
+    read: ['deadlines', 'lock', 'queue'],
+  },
+  {
+    name: 'fair lock, queued: the waiter hears of its own turn key',
+    run: { script: script('fair-acquire'), keys: fair, args: ['me', TTL, TTL, '@turn:', '1'] },
+    setup: [['SET', '@lock', 'other', 'PX', TTL]],
+    must: ['turn'],
+    read: ['lock', 'turn'],
+  },
+  {
+    name: 'election, elected: the leader hears of the leader key',
+    run: {
+      script: script('election-campaign'),
+      keys: ['leader', 'fence', 'log'],
+      args: ['me', 'v', TTL, 100],
+    },
+    must: ['leader'],
+    read: ['leader'],
+  },
+  {
+    name: 'election, led by another: the candidate hears of the leader key',
+    run: {
+      script: script('election-campaign'),
+      keys: ['leader', 'fence', 'log'],
+      args: ['me', 'v', TTL, 100],
+    },
+    setup: [['HSET', '@leader', 'token', 'other', 'value', 'x', 'fence', '1']],
+    must: ['leader'],
+    read: ['leader'],
+  },
+  {
+    name: 'election extend: the leader hears of the leader key again',
+    run: { script: script('election-extend'), keys: ['leader'], args: ['me', TTL] },
+    setup: [['HSET', '@leader', 'token', 'me', 'value', 'x', 'fence', '1']],
+    must: ['leader'],
+    read: ['leader'],
+  },
+  {
+    name: 'election observe: the observer hears of the log',
+    run: { script: script('election-observe'), keys: ['leader', 'log'], args: ['', 100, 100] },
+    setup: [['XADD', '@log', '*', 'type', 'elected', 'fence', '1', 'value', 'x']],
+    must: ['log'],
+    read: ['leader', 'log'],
+  },
+];
+
+describe(`which keys each script arms (${redisServerVersion()})`, () => {
+  test(`the server follows the ${expectedRule()} rule`, async () => {
+    const probe = { source: "return redis.call('GET', KEYS[1])", name: 'probe', sha: '' };
+    const { heard } = await armed({ script: probe, keys: ['read', 'declared'], args: [] });
+    assert.deepEqual(heard, expectedRule() === 'read-keys' ? ['read'] : ['declared', 'read']);
+  });
+
+  for (const c of cases) {
+    test(c.name, async () => {
+      const { heard, reply } = await armed(c.run, c.setup);
+      for (const key of c.must)
+        assert.ok(heard.includes(key), `${key} not armed (heard ${heard}, reply ${reply})`);
+      if (expectedRule() === 'read-keys') assert.deepEqual(heard, c.read, `reply ${JSON.stringify(reply)}`);
+    });
+  }
+});

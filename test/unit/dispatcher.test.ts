@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { monotonic } from '../../src/clock.ts';
+import type { Context } from '../../src/context.ts';
+import type { Driver } from '../../src/driver/types.ts';
+import type { Lease, LeaseCore } from '../../src/lease.ts';
+import { Dispatcher } from '../../src/notify/dispatcher.ts';
+import { Keeper } from '../../src/primitives/keeper.ts';
+import { Renewer } from '../../src/renewer.ts';
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+test('changedSince: a push for a key after a moment, a flush, and forgotten pushes', () => {
+  const d = new Dispatcher();
+  const before = monotonic();
+  assert.equal(d.changedSince('a', before), false);
+  d.invalidate(['a']);
+  assert.equal(d.changedSince('a', before), true);
+  assert.equal(d.changedSince('b', before), false);
+  assert.equal(d.changedSince('a', monotonic() + 1), false, 'not after the push');
+  d.invalidate(null);
+  assert.equal(d.changedSince('b', before), true, 'a flush may have changed anything');
+  const later = monotonic() + 1;
+  for (let i = 0; i < 10_001; i++) d.invalidate([`k${i}`]);
+  assert.equal(d.changedSince('anything', before), true, 'evicted pushes count as changes');
+  assert.equal(d.changedSince('k10000', later), true);
+});
+
+/** A core that counts the extension batches the renewer sends (a verification is one). */
+function countingCore(): LeaseCore & { batches: number } {
+  const core = {
+    batches: 0,
+    async extendMany(items: readonly { lease: Lease; ttl: number }[]) {
+      core.batches += 1;
+      return items.map(() => true);
+    },
+    async release() {
+      return true;
+    },
+  };
+  return core;
+}
+
+function keeper(): { keeper: Keeper; dispatcher: Dispatcher; renewer: Renewer } {
+  const dispatcher = new Dispatcher();
+  const renewer = new Renewer();
+  const ctx: Context = {
+    driver: { tracking: true } as Driver,
+    dispatcher,
+    renewer,
+    prefix: 't',
+    ttl: 60_000,
+    retryDelay: 100,
+    closed: false,
+    emit() {},
+  };
+  return { keeper: new Keeper(ctx), dispatcher, renewer };
+}
+
+// Regression: a push that arrived between the acquire being sent and its reply (over a REDIRECT
+// connection, or in the same chunk as the reply) found no listener and was lost; the holder then
+// trusted its lease until its next extension, a third of the TTL later.
+test('a push that overtook the acquisition reply re-verifies the new lease at once', async () => {
+  const { keeper: k, dispatcher, renewer } = keeper();
+  const core = countingCore();
+  const sentAt = monotonic();
+  dispatcher.invalidate(['t:{job}']);
+  k.hold(
+    { name: 'job', token: 'x', fencingToken: 1n, ttl: 60_000, sentAt, core },
+    { key: 't:{job}', policy: 'verify' },
+  );
+  await tick();
+  assert.equal(core.batches, 1, 'verified at once');
+  renewer.close();
+});
+
+test('without such a push a new lease is not verified before its renewal time', async () => {
+  const { keeper: k, dispatcher, renewer } = keeper();
+  const core = countingCore();
+  dispatcher.invalidate(['t:{job}']);
+  const sentAt = monotonic() + 0.001;
+  k.hold(
+    { name: 'job', token: 'x', fencingToken: 1n, ttl: 60_000, sentAt, core },
+    { key: 't:{job}', policy: 'verify' },
+  );
+  await tick();
+  assert.equal(core.batches, 0);
+  renewer.close();
+});
