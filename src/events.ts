@@ -18,7 +18,10 @@ export interface LeaseholdEvents {
    * valid until their validity runs out unconfirmed.
    */
   disconnected: { error: Error | undefined };
-  /** Tracking is armed again after an outage (and after the first connect); every lease is re-verified. */
+  /**
+   * Tracking is armed again after an outage, after the first connect, and after the connection
+   * moved to another server (a Sentinel failover, a Cluster slot move); every lease is re-verified.
+   */
   reconnected: Record<string, never>;
   /**
    * How this instance learns of changes switched: 'polling' when a notification canary failed

@@ -89,7 +89,8 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
    * Pushes go to the dispatcher; a reconnect re-checks everything. A dropped connection, with
    * `onDisconnect: 'abort'`, loses the leases behind it at once: in quorum mode only once fewer
    * than a majority of nodes are connected. 'disconnected' and 'reconnected' are emitted once
-   * per outage of a connection, not once per failed reconnect attempt (clients report each).
+   * per outage of a connection, not once per failed reconnect attempt (clients report each);
+   * a connection that moved to another server (a Sentinel switch) is 'reconnected' too.
    */
   #watchConnections(drivers: readonly Driver[], ctx: Context): void {
     const majority = Math.floor(drivers.length / 2) + 1;
@@ -97,11 +98,11 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
     for (const node of drivers) {
       node.setHandlers({
         invalidate: (keys) => this.#dispatcher.invalidate(keys),
-        reset: () => {
+        reset: (moved) => {
           const outage = down.delete(node);
           this.#dispatcher.everything();
           this.#keeper.releaseOrphans();
-          if (outage || !this.#connected) ctx.emit('reconnected', {});
+          if (outage || moved === true || !this.#connected) ctx.emit('reconnected', {});
         },
         disconnected: (error, affects) => {
           if (!down.has(node)) {

@@ -378,7 +378,7 @@ export class ClusterDriver implements Driver {
       this.#nodes.delete(address);
       void entry.driver.close().catch(() => {});
     }
-    if (changed && this.#connected) this.#handlers.reset();
+    if (changed && this.#connected) this.#handlers.reset(true);
     if (this.#stale()) this.#scheduleRefresh(REFRESH_INTERVAL);
     return true;
   }

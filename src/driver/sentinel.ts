@@ -311,7 +311,7 @@ export class SentinelDriver implements Driver {
         this.#master = next;
         settled = true;
         void current?.driver.close().catch(() => {});
-        this.#handlers.reset();
+        this.#handlers.reset(true);
         // The new master's connection was proven while it was opened: `tracking` may differ.
         const proof = next.driver.proof;
         if (proof !== undefined) this.#handlers.proven(proof);

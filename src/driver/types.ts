@@ -30,9 +30,11 @@ export interface DriverHandlers {
   invalidate(keys: readonly string[] | null): void;
   /**
    * Tracking was (re-)armed after a (re)connect. Changes made while disconnected were never
-   * reported, so the core must re-check every holder and wake every waiter.
+   * reported, so the core must re-check every holder and wake every waiter. `moved`: the
+   * connection now serves from another server (a Sentinel switch, a Cluster slot move) without
+   * having dropped; users hear of it as 'reconnected' all the same.
    */
-  reset(): void;
+  reset(moved?: boolean): void;
   /**
    * A connection dropped; commands fail until `reset`. `affects` tells which keys lived behind it
    * (a Cluster master serves only some); undefined means every key.
