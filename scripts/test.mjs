@@ -3,7 +3,8 @@
 // product promises the same behaviour in each mode. `servers` runs the notification-sensitive
 // suites on every server line (scripts/servers.sh fetches them); LEASEHOLD_SERVER_LINES picks
 // some, e.g. `LEASEHOLD_SERVER_LINES=valkey-8.0,redis-8.0 node scripts/test.mjs servers`, and
-// LEASEHOLD_SERVER_DRIVERS the drivers (default: node-redis,ioredis).
+// LEASEHOLD_SERVER_DRIVERS the drivers (default: node-redis,ioredis). LEASEHOLD_TEST_ENVS narrows
+// the other suites' matrix, e.g. `LEASEHOLD_TEST_ENVS=node-redis+tracking` (CI's second runtime).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
@@ -52,7 +53,9 @@ function runs() {
   for (const suite of wanted) {
     if (suite !== 'servers') {
       const files = testFiles(join('test', suite));
-      for (const env of files.length === 0 ? [] : (matrix[suite] ?? [{}])) out.push({ suite, files, env });
+      for (const env of files.length === 0 ? [] : (matrix[suite] ?? [{}]).filter(picked)) {
+        out.push({ suite, files, env });
+      }
       continue;
     }
     const lines = (process.env.LEASEHOLD_SERVER_LINES ?? ALL_LINES.join(',')).split(',').filter(Boolean);
@@ -68,6 +71,13 @@ function runs() {
     }
   }
   return out;
+}
+
+/** Whether LEASEHOLD_TEST_ENVS (if set) names this environment, as `driver+notifications`. */
+function picked(env) {
+  const names = process.env.LEASEHOLD_TEST_ENVS?.split(',').filter(Boolean);
+  if (names === undefined || names.length === 0 || env.LEASEHOLD_TEST_DRIVER === undefined) return true;
+  return names.includes(`${env.LEASEHOLD_TEST_DRIVER}+${env.LEASEHOLD_TEST_NOTIFICATIONS}`);
 }
 
 function testFiles(dir) {
@@ -92,7 +102,7 @@ for (const { suite, files, env } of runs()) {
   const binary = env.LEASEHOLD_REDIS_SERVER || 'redis-server';
   const server = spawnSync(binary, ['--version']).stdout?.toString().split(' ').slice(0, 3).join(' ');
   const label = [env.LEASEHOLD_TEST_DRIVER, env.LEASEHOLD_TEST_NOTIFICATIONS].filter(Boolean).join(' + ');
-  console.log(`\n=== ${suite} (${label || 'default'}; ${server}) ===`);
+  console.log(`\n=== ${suite} (${label || 'default'}; ${server}; Node ${process.version}) ===`);
   const status = await run(
     [
       '--import',
