@@ -80,7 +80,7 @@ export function serversSection(lines: LineResult[], command: string): string {
     START,
     '## Per server line',
     '',
-    `Measured ${first?.machine.date.slice(0, 10) ?? '?'} by \`${command}\` (${first?.mode ?? '?'} run): the ` +
+    `Measured ${first?.machine.date.slice(0, 10) ?? '?'} by \`${command}\` (${first?.mode ?? '?'} run, Node ${first?.machine.node ?? '?'}): the ` +
       'scenarios whose figures depend on how the server tracks keys, on each server line leasehold is ' +
       'tested on (scripts/servers.sh fetches them). Redis 7.0 arms every key a script declares; Redis ' +
       '8 and Valkey only the keys it reads, which is why every leasehold script ends with a read of ' +
