@@ -12,6 +12,13 @@ import { basename, join, resolve } from 'node:path';
 const suites = process.argv.slice(2);
 const wanted = suites.length > 0 ? suites : ['unit', 'integration', 'fault'];
 
+/**
+ * A run that outlives this is killed with its test files and fails: node's --test-timeout covers
+ * tests, not hooks or a file whose process never exits, and a hang must fail CI in minutes with
+ * the name of its run, not at CI's own limit. The longest run takes about 100 s.
+ */
+const RUN_TIMEOUT_MS = Number(process.env.LEASEHOLD_RUN_TIMEOUT_MS ?? 600_000);
+
 const tracked = (driver) => ({ LEASEHOLD_TEST_DRIVER: driver, LEASEHOLD_TEST_NOTIFICATIONS: 'tracking' });
 const polled = (driver) => ({ LEASEHOLD_TEST_DRIVER: driver, LEASEHOLD_TEST_NOTIFICATIONS: 'polling' });
 const matrix = {
@@ -126,7 +133,21 @@ process.exit(failed ? 1 : 0);
 /** Runs node's test runner, echoing its output and adding up its closing counts. */
 function run(args, env) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
+    // Its own process group, so that a watchdog kill reaches the per-file test processes too.
+    const child = spawn(process.execPath, args, {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env,
+      detached: true,
+    });
+    const watchdog = setTimeout(() => {
+      console.log(
+        `\n✖ this run did not finish within ${RUN_TIMEOUT_MS / 1000} s: killed (a hung hook or a process that never exits)`,
+      );
+      totals.failed += 1;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {}
+    }, RUN_TIMEOUT_MS);
     let pending = '';
     child.stdout.on('data', (chunk) => {
       process.stdout.write(chunk);
@@ -138,6 +159,9 @@ function run(args, env) {
         if (m) totals[m[1] === 'pass' ? 'passed' : m[1] === 'skipped' ? 'skipped' : 'failed'] += Number(m[2]);
       }
     });
-    child.on('close', (code) => resolve(code ?? 1));
+    child.on('close', (code) => {
+      clearTimeout(watchdog);
+      resolve(code ?? 1);
+    });
   });
 }

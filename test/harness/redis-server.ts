@@ -145,5 +145,9 @@ function ping(port: number): Promise<void> {
       reject(new Error('timeout'));
     });
     socket.on('error', reject);
+    // A server that accepts and then closes (starting up, or being killed: a port another file's
+    // server just gave up) sends neither data nor an error: without this the PING, and the
+    // before() hook awaiting it, waited forever (hooks have no timeout). Settled promises ignore it.
+    socket.on('close', () => reject(new Error('closed before answering PING')));
   });
 }
