@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkConnectOptions } from '../../src/connect-options.ts';
 import { RedisCluster } from '../harness/cluster.ts';
+import { hostNow } from '../harness/host-clock.ts';
 import { startMasters } from '../harness/masters.ts';
 import { FaultProxy } from '../harness/proxy.ts';
 import type { RedisServer } from '../harness/redis-server.ts';
-import { realNow } from '../harness/skew-clock.ts';
 import { Worker } from '../harness/worker.ts';
 import { type CheckResult, check, type Pause, type WorkerEvent } from './checker.ts';
 import type { FencedResource } from './resource.ts';
@@ -146,7 +146,7 @@ let runCounter = 0;
 
 /** Runs one scenario in one mode: servers, proxies, workers, the fault, then the checker. */
 export async function runScenario(scenario: Scenario, mode: Mode, options: RunOptions): Promise<RunResult> {
-  const started = realNow();
+  const started = hostNow();
   const wallClock = watchWallClock();
   const { ttl, rounds, resource } = options;
   runCounter += 1;
@@ -209,9 +209,9 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
       );
     };
     await Promise.all(Array.from({ length: options.workers ?? 3 }, (_, i) => startOne(i)));
-    const readyBy = realNow() + 30_000;
+    const readyBy = hostNow() + 30_000;
     while (ready.size < workers.length) {
-      if (realNow() > readyBy) throw new Error(`${scenario.id}: workers not ready within 30 s`);
+      if (hostNow() > readyBy) throw new Error(`${scenario.id}: workers not ready within 30 s`);
       await sleep(20);
     }
     const ctx: FaultContext = {
@@ -221,9 +221,9 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
       lockKey: `${prefix}:{resource}`,
       ...(lock.failover === undefined ? {} : { failover: () => lock.failover!(`${prefix}:{resource}`) }),
       holder: async (held = ttl / 4) => {
-        const deadline = realNow() + 20 * ttl + 10_000;
+        const deadline = hostNow() + 20 * ttl + 10_000;
         for (;;) {
-          const now = realNow();
+          const now = hostNow();
           // Early in its critical section, so that the fault lands while it still has work to do.
           for (const w of workers) {
             const since = inside.get(w.id);
@@ -239,17 +239,17 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
       },
       pause: (target) => {
         target.worker.pause();
-        open.set(target.id, realNow());
+        open.set(target.id, hostNow());
         notes.push(`SIGSTOP ${target.id}`);
       },
       resume: (target) => {
         target.worker.resume();
-        pauses.push({ worker: target.id, from: open.get(target.id) ?? realNow(), to: realNow() });
+        pauses.push({ worker: target.id, from: open.get(target.id) ?? hostNow(), to: hostNow() });
         open.delete(target.id);
       },
       note: (text) => notes.push(text),
     };
-    notes.push(`workers ready after ${((realNow() - started) / 1_000).toFixed(1)} s`);
+    notes.push(`workers ready after ${((hostNow() - started) / 1_000).toFixed(1)} s`);
     await sleep(ttl * 1.5);
     await scenario.fault(ctx, rounds);
     await sleep(ttl * 2);
@@ -294,7 +294,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
         'clock (what leases and this checker measure by) during the run',
     );
   }
-  return { ...result, scenario: scenario.id, mode: mode.name, notes, seconds: (realNow() - started) / 1_000 };
+  return { ...result, scenario: scenario.id, mode: mode.name, notes, seconds: (hostNow() - started) / 1_000 };
 }
 
 /** A wall-clock movement worth a note: beyond this, it eats into the drift allowance. */
@@ -308,11 +308,11 @@ const WALL_CLOCK_NOTE_MS = 3;
  * says so instead of leaving it to guesswork. `stop()` returns the largest movement seen, in ms.
  */
 function watchWallClock(): { stop(): number } {
-  const base = Date.now() - realNow();
+  const base = Date.now() - hostNow();
   let min = 0;
   let max = 0;
   const timer = setInterval(() => {
-    const offset = Date.now() - realNow() - base;
+    const offset = Date.now() - hostNow() - base;
     min = Math.min(min, offset);
     max = Math.max(max, offset);
   }, 10);

@@ -56,7 +56,13 @@ export function renderReport(
     ...[...new Set(slow.map((row) => row.scenario))].map((scenario) => {
       const runs = slow.filter((row) => row.scenario === scenario);
       const count = runs.reduce((total, row) => total + row.result.overlaps.length, 0);
-      return `  - ${scenario.id}: ${count} overlap(s) measured; ${scenario.mayOverlap}.`;
+      const causes = new Map<string, number>();
+      for (const o of runs.flatMap((row) => row.result.overlaps)) {
+        const cause = `${o.firstEnd} -> ${o.secondIn}`;
+        causes.set(cause, (causes.get(cause) ?? 0) + 1);
+      }
+      const list = [...causes].map(([cause, n]) => `${n} x ${cause}`).join(', ');
+      return `  - ${scenario.id}: ${count} overlap(s) measured${count > 0 ? ` (first trust ended by -> second got in by: ${list})` : ''}; ${scenario.mayOverlap}.`;
     }),
     restartLine(done),
     '',
@@ -115,8 +121,9 @@ export function renderReport(
     'attempt with the server time. Faults: proxy black hole (then connection reset, as TCP gives up),',
     'proxy latency, SIGSTOP/SIGCONT and SIGKILL/restart of redis-server, SIGSTOP of a worker, and a',
     'skewed clock loaded with `--import test/harness/skew-clock.ts` (it patches `performance.now` and',
-    '`Date.now`, the only clocks the library reads). Workers report true time (`performance.timeOrigin +',
-    'performance.now()` saved before any skew).',
+    '`Date.now`, the only clocks the library reads). Every process (workers, runner, checker) reports',
+    "times on the host's monotonic clock (`process.hrtime.bigint()`, CLOCK_MONOTONIC: one clock for all",
+    "processes, untouched by the skew); the resource's log is moved onto it from the server's TIME.",
     '',
     'Definitions the checker (test/fault/checker.ts) applies:',
     '',
@@ -125,7 +132,9 @@ export function renderReport(
     '  computes it (`lease.expiresAt` after the last confirmed extension). After the end of validity every',
     '  read of `lease.signal` reports aborted, so from then on the holder is "aborted at the time", even',
     '  if it was SIGSTOPped and has not run since.',
-    '- **Overlap**: two leases whose trusted intervals intersect.',
+    "- **Overlap**: two leases whose trusted intervals intersect. Each is reported with its cause: what ended the first holder's",
+    "  trust (exit, an abort and its reason, or validity) and what let the second in (the first one's release, which",
+    '  found its key, or expiry: the key was gone when the first released, or it never released).',
     '- **Stale write**: a write whose token is below the highest token the resource had accepted.',
     "- **Late write**: an accepted write that arrived after its lease's trusted interval ended.",
     '- **Fence regression**: a lease whose token is not above every token handed out before it.',
