@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkConnectOptions } from '../../src/connect-options.ts';
 import { RedisCluster } from '../harness/cluster.ts';
+import { FakeClock } from '../harness/fake-clock.ts';
 import { hostNow } from '../harness/host-clock.ts';
 import { startMasters } from '../harness/masters.ts';
 import { FaultProxy } from '../harness/proxy.ts';
@@ -32,21 +33,27 @@ export interface Mode {
   name: ModeName;
   /** Whether workers can be given a proxy of their own to each lock server. */
   proxied: boolean;
-  start(): Promise<LockServers>;
+  /** Starts the lock servers; `env` goes to every redis-server process (a clock shim's). */
+  start(env?: NodeJS.ProcessEnv): Promise<LockServers>;
   connect(urls: readonly string[]): Record<string, unknown>;
 }
 
-async function masters(n: number): Promise<LockServers> {
-  const started = await startMasters(n);
+async function masters(n: number, env?: NodeJS.ProcessEnv): Promise<LockServers> {
+  const started = await startMasters(n, env === undefined ? {} : { env });
   return { servers: started.servers, urls: started.urls, proxied: true, stop: started.stopAll };
 }
 
 export const MODES: Record<ModeName, Mode> = {
-  single: { name: 'single', proxied: true, start: () => masters(1), connect: (urls) => ({ url: urls[0] }) },
+  single: {
+    name: 'single',
+    proxied: true,
+    start: (env) => masters(1, env),
+    connect: (urls) => ({ url: urls[0] }),
+  },
   quorum: {
     name: 'quorum',
     proxied: true,
-    start: () => masters(3),
+    start: (env) => masters(3, env),
     connect: (urls) => ({ nodes: [...urls] }),
   },
   // Cluster nodes announce their own ports (MOVED, CLUSTER SLOTS), so workers connect directly:
@@ -54,8 +61,12 @@ export const MODES: Record<ModeName, Mode> = {
   cluster: {
     name: 'cluster',
     proxied: false,
-    start: async () => {
-      const cluster = await RedisCluster.start({ masters: 3, replicasPerMaster: 1 });
+    start: async (env) => {
+      const cluster = await RedisCluster.start({
+        masters: 3,
+        replicasPerMaster: 1,
+        ...(env === undefined ? {} : { env }),
+      });
       return {
         servers: cluster.masters.map((node) => node.server),
         urls: cluster.rootNodes.map((node) => node.url),
@@ -72,6 +83,10 @@ export const MODES: Record<ModeName, Mode> = {
 
 /** Why a scenario cannot run in a mode yet (Leasehold.connect() refuses its options), or undefined. */
 export function pendingReason(mode: Mode, scenario?: Scenario): string | undefined {
+  if (scenario?.serverClock) {
+    const missing = FakeClock.missing();
+    if (missing !== undefined) return missing;
+  }
   try {
     checkConnectOptions({
       ...mode.connect(['redis://127.0.0.1:1', 'redis://127.0.0.1:2', 'redis://127.0.0.1:3']),
@@ -103,6 +118,16 @@ export interface FaultContext {
   holder(held?: number): Promise<FaultWorker>;
   /** The worker that next reports a passed check of its signal, right before its (slow) write. */
   nextCheck(): Promise<FaultWorker>;
+  /**
+   * Sets the wall-clock offset (ms from true time) of `servers` (default: every lock server), through
+   * the LD_PRELOAD shim of test/harness/fake-clock.ts. Only for scenarios with `serverClock`.
+   */
+  setServerClock?(wall: number, servers?: readonly RedisServer[]): Promise<void>;
+  /**
+   * Blocks `target`'s event loop with a busy wait of `ms` (its timers fire late, nothing runs),
+   * recorded like a pause so the checker can discount it from lags. Resolves when the stall ended.
+   */
+  stall(target: FaultWorker, ms: number): Promise<void>;
   /** SIGSTOP / SIGCONT of a worker, recorded so the checker can discount the pause from lags. */
   pause(target: FaultWorker): void;
   resume(target: FaultWorker): void;
@@ -120,6 +145,8 @@ export interface Scenario {
   mayRegress?: string;
   /** The fault needs a proxy per worker (partitions, latency): not available in cluster mode. */
   needsProxy?: boolean;
+  /** The lock servers run under the clock shim (test/harness/fake-clock.ts): needs gcc. */
+  serverClock?: boolean;
   /** Extra Leasehold.connect() options for the workers, per mode. */
   connectExtra?: (mode: ModeName) => Record<string, unknown>;
   /** What a user must do where the lease alone cannot protect them. */
@@ -151,7 +178,9 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
   const { ttl, rounds, resource } = options;
   runCounter += 1;
   const tag = `${scenario.id}-${mode.name}-${process.pid}-${runCounter}`;
-  const lock = await mode.start();
+  const clock = scenario.serverClock ? FakeClock.create() : undefined;
+  if (scenario.serverClock && clock === undefined) throw new Error(FakeClock.unavailable);
+  const lock = await mode.start(clock?.env);
   const prefix = `safety-${tag}`;
   const events: WorkerEvent[] = [];
   const pauses: Pause[] = [];
@@ -160,6 +189,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
   const inside = new Map<string, number>();
   const ready = new Set<string>();
   const checkWaiters: ((id: string) => void)[] = [];
+  const stallWaiters = new Map<string, () => void>();
   const workers: FaultWorker[] = [];
   const collectors: Promise<void>[] = [];
   let failure: string | undefined;
@@ -205,6 +235,10 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
           if (event.type === 'check') for (const wake of checkWaiters.splice(0)) wake(id);
           if (event.type === 'enter') inside.set(id, Number(event['at']));
           if (event.type === 'abort' || event.type === 'exit') inside.delete(id);
+          if (event.type === 'stalled') {
+            pauses.push({ worker: id, from: Number(event['from']), to: Number(event['to']) });
+            stallWaiters.get(id)?.();
+          }
         }),
       );
     };
@@ -236,6 +270,25 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
       nextCheck: async () => {
         const id = await new Promise<string>((resolve) => checkWaiters.push(resolve));
         return workers.find((w) => w.id === id)!;
+      },
+      ...(clock === undefined
+        ? {}
+        : {
+            setServerClock: async (wall: number, servers: readonly RedisServer[] = lock.servers) => {
+              for (const server of servers) clock.set({ wall }, server.pid);
+              notes.push(
+                `wall clock of ${servers.length} lock server(s) set to ${wall >= 0 ? '+' : ''}${wall} ms`,
+              );
+              // The shim re-reads its file at most once a millisecond.
+              await sleep(2);
+            },
+          }),
+      stall: async (target, ms) => {
+        const done = new Promise<void>((resolve) => stallWaiters.set(target.id, resolve));
+        target.worker.send({ type: 'stall', ms });
+        notes.push(`stalled ${target.id}'s event loop for ${ms} ms`);
+        await done;
+        stallWaiters.delete(target.id);
       },
       pause: (target) => {
         target.worker.pause();
@@ -285,6 +338,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
   await Promise.all(collectors);
   await Promise.all(workers.flatMap((w) => w.proxies.map((p) => p.stop())));
   await lock.stop();
+  clock?.remove();
   const result = check(events, await resource.log(tag), pauses, exits);
   if (failure !== undefined) result.errors.push(failure);
   const moved = wallClock.stop();

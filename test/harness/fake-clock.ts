@@ -49,6 +49,16 @@ export class FakeClock {
   /** Why `create()` returned undefined. */
   static unavailable = '';
 
+  /** Why the shim cannot be built here (no gcc), or undefined when it can. */
+  static missing(): string | undefined {
+    try {
+      execFileSync('gcc', ['--version'], { stdio: 'ignore' });
+      return undefined;
+    } catch {
+      return 'gcc is missing: it builds the clock shim (test/harness/fake-clock.ts)';
+    }
+  }
+
   /** Environment for a redis-server that should run on this clock. */
   get env(): NodeJS.ProcessEnv {
     return { LD_PRELOAD: this.#library, LEASEHOLD_FAKE_CLOCK_DIR: this.dir };

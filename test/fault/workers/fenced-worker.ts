@@ -70,6 +70,14 @@ let current: Lease | undefined;
 const stopping = new AbortController();
 channel.onMessage((message) => {
   if (message['type'] === 'stop') stopping.abort();
+  // An event-loop stall: a busy wait (a long synchronous job, a slow JSON.parse) that leaves every
+  // timer, renewal and socket read of this process waiting until it ends.
+  if (message['type'] === 'stall') {
+    const from = hostNow();
+    const until = from + Number(message['ms']);
+    while (hostNow() < until) {}
+    send({ type: 'stalled', from, to: hostNow() });
+  }
 });
 
 async function criticalSection(lease: Lease): Promise<void> {
