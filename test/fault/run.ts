@@ -10,7 +10,7 @@
 // process for the whole run (CPU contention: late timers, slow handoffs). The report is written for
 // complete single runs, or to --out when given.
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { reapOnExit } from '../harness/reaper.ts';
 import { MODES, type ModeName, pendingReason, type RunResult, runScenario } from './engine.ts';
@@ -106,7 +106,8 @@ if (repeat > 1) {
 const complete = only === undefined && values.modes === undefined && repeat === 1;
 const out = values.out ?? (complete ? 'docs/safety.md' : undefined);
 if (out !== undefined) {
-  writeFileSync(out, renderReport(rows, { ttl, rounds, workers, seconds }));
+  const previous = existsSync(out) ? readFileSync(out, 'utf8') : '';
+  writeFileSync(out, renderReport(rows, { ttl, rounds, workers, seconds }, previous));
   console.log(`wrote ${out}`);
 }
 console.log(`${failed ? 'FAILED' : 'passed'} in ${seconds.toFixed(0)} s`);
