@@ -6,6 +6,7 @@ import { hostNow } from '../harness/host-clock.ts';
 import { startMasters } from '../harness/masters.ts';
 import { FaultProxy } from '../harness/proxy.ts';
 import type { RedisServer } from '../harness/redis-server.ts';
+import { command } from '../harness/resp.ts';
 import { Worker } from '../harness/worker.ts';
 import { type CheckResult, check, type Pause, type WorkerEvent } from './checker.ts';
 import type { FencedResource } from './resource.ts';
@@ -120,7 +121,9 @@ export interface FaultContext {
   nextCheck(): Promise<FaultWorker>;
   /**
    * Sets the wall-clock offset (ms from true time) of `servers` (default: every lock server), through
-   * the LD_PRELOAD shim of test/harness/fake-clock.ts. Only for scenarios with `serverClock`.
+   * the LD_PRELOAD shim of test/harness/fake-clock.ts, checks it with TIME, and resolves 2 x TTL
+   * later, noting how soon the holder of the moment stopped trusting its lease. Only for scenarios
+   * with `serverClock`.
    */
   setServerClock?(wall: number, servers?: readonly RedisServer[]): Promise<void>;
   /**
@@ -190,6 +193,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
   const ready = new Set<string>();
   const checkWaiters: ((id: string) => void)[] = [];
   const stallWaiters = new Map<string, () => void>();
+  const endWaiters: ((event: WorkerEvent) => void)[] = [];
   const workers: FaultWorker[] = [];
   const collectors: Promise<void>[] = [];
   let failure: string | undefined;
@@ -234,7 +238,10 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
           if (event.type === 'ready') ready.add(id);
           if (event.type === 'check') for (const wake of checkWaiters.splice(0)) wake(id);
           if (event.type === 'enter') inside.set(id, Number(event['at']));
-          if (event.type === 'abort' || event.type === 'exit') inside.delete(id);
+          if (event.type === 'abort' || event.type === 'exit') {
+            inside.delete(id);
+            for (const wake of endWaiters) wake(event);
+          }
           if (event.type === 'stalled') {
             pauses.push({ worker: id, from: Number(event['from']), to: Number(event['to']) });
             stallWaiters.get(id)?.();
@@ -275,12 +282,35 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
         ? {}
         : {
             setServerClock: async (wall: number, servers: readonly RedisServer[] = lock.servers) => {
+              const holders = new Set(inside.keys());
+              const at = hostNow();
+              let heard: WorkerEvent | undefined;
+              const listener = (event: WorkerEvent) => {
+                if (heard === undefined && holders.has(event.worker)) heard = event;
+              };
+              endWaiters.push(listener);
               for (const server of servers) clock.set({ wall }, server.pid);
-              notes.push(
-                `wall clock of ${servers.length} lock server(s) set to ${wall >= 0 ? '+' : ''}${wall} ms`,
-              );
-              // The shim re-reads its file at most once a millisecond.
+              // The shim re-reads its file at most once a millisecond; TIME proves the step took.
               await sleep(2);
+              const read = await Promise.all(
+                servers.map(async (server) => {
+                  const [sec, micro] = (await command(server.port, ['TIME'])) as [string, string];
+                  return Number(sec) * 1_000 + Number(micro) / 1_000 - Date.now();
+                }),
+              );
+              notes.push(
+                `wall clock of ${servers.length} lock server(s) stepped to ${wall >= 0 ? '+' : ''}${wall} ms ` +
+                  `(TIME - Date.now(): ${read.map((ms) => ms.toFixed(0)).join(', ')} ms) while ` +
+                  `${[...holders].join(', ') || 'nobody'} held`,
+              );
+              await sleep(ttl * 2);
+              endWaiters.splice(endWaiters.indexOf(listener), 1);
+              notes.push(
+                heard === undefined
+                  ? `the holder did not stop within ${ttl * 2} ms of the step`
+                  : `${heard.worker} stopped trusting ${(Number(heard['at']) - at).toFixed(1)} ms after the step ` +
+                      `(${heard.type}${heard['reason'] === undefined ? '' : `: ${String(heard['reason'])}`})`,
+              );
             },
           }),
       stall: async (target, ms) => {

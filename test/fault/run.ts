@@ -89,8 +89,10 @@ try {
         );
         for (const detail of result.lapseDetails.slice(-3)) console.log(`  lapse: ${detail}`);
         for (const o of result.overlaps) console.log(`  overlap ${o.ms.toFixed(1)} ms: ${o.cause}`);
-        for (const note of result.notes.filter((n) => n.startsWith('the wall clock')))
-          console.log(`  note: ${note}`);
+        const shown = /^the wall clock|^wall clock|stopped trusting|did not stop|^stalled/;
+        for (const note of result.notes.filter((n) => shown.test(n))) console.log(`  note: ${note}`);
+        if (Object.keys(result.abortReasons).length > 0)
+          console.log(`  aborts: ${JSON.stringify(result.abortReasons)}`);
       }
     }
 } finally {

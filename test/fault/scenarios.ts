@@ -118,7 +118,7 @@ const redisClock = (direction: 'forward' | 'back', nodes: 'all' | 'one'): Matrix
       await ctx.holder();
       const offset = (direction === 'forward' ? 60_000 : -60_000) * r;
       await ctx.setServerClock?.(offset, nodes === 'one' ? ctx.servers.slice(0, 1) : ctx.servers);
-      await sleep(ctx.ttl * 3);
+      await sleep(ctx.ttl);
     }
   },
 });
