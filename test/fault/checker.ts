@@ -2,7 +2,8 @@ import type { ResourceEntry } from './resource.ts';
 
 /**
  * The safety checker: pure analysis of what the workers reported and what the protected resource
- * logged. All times are true epoch ms (workers measure with realNow(), immune to a skewed clock).
+ * logged. All times are ms on the host's monotonic clock (hostNow(), test/harness/host-clock.ts), one
+ * clock for every process and immune to a skewed clock; the resource's log is moved onto it.
  *
  * Definitions (docs/safety.md repeats them):
  * - A lease's *trusted interval* is [enter, end), where enter is when acquire() resolved in the
@@ -12,7 +13,10 @@ import type { ResourceEntry } from './resource.ts';
  *   After validity end every read of `lease.signal` reports aborted (the getter checks), so the
  *   holder can no longer be told it holds the lock: that is "its signal was aborted at the time",
  *   also for a process that was SIGSTOPped and has not run since.
- * - An *overlap* is two leases (different fencing tokens) whose trusted intervals intersect.
+ * - An *overlap* is two leases (different fencing tokens) whose trusted intervals intersect. Each
+ *   carries its cause: what ended the first holder's trust (its exit, an abort and its reason, or
+ *   validity running out) and what let the second in (the first one's release, which found its key,
+ *   or expiry: the key was gone when the first released, or the first never released).
  * - A *stale write* is an attempt whose token is lower than the highest the resource had accepted;
  *   accepting one is a violation, rejecting one is fencing doing its job.
  * - A *late write* is an accepted write that reached the resource after its lease's trusted interval
@@ -43,15 +47,26 @@ export interface LeaseRecord {
   abortReason: string | undefined;
   exit: number | undefined;
   released: string | undefined;
+  /** When release() returned. */
+  releasedAt: number | undefined;
   checks: number;
   /** End of the trusted interval. */
   end: number;
 }
 
+/** What ended a holder's trust: the earliest of its exit, its signal's abort, its validity. */
+export type TrustEnd = 'exit' | `abort: ${string}` | 'validity';
+
 export interface Overlap {
   a: { worker: string; token: bigint };
   b: { worker: string; token: bigint };
   ms: number;
+  /** What ended the first holder's trust. */
+  firstEnd: TrustEnd;
+  /** What let the second holder in: the first one's release (it found its key) or expiry. */
+  secondIn: 'release' | 'expiry';
+  /** One line with the timeline, relative to the second holder's entry. */
+  cause: string;
 }
 
 export interface CheckResult {
@@ -93,6 +108,7 @@ export function leaseRecords(events: readonly WorkerEvent[]): LeaseRecord[] {
         abortReason: undefined,
         exit: undefined,
         released: undefined,
+        releasedAt: undefined,
         checks: 0,
         end: at,
       };
@@ -110,6 +126,7 @@ export function leaseRecords(events: readonly WorkerEvent[]): LeaseRecord[] {
     if (event.type === 'exit') {
       record.exit = at;
       record.released = String(event['released']);
+      if (typeof event['releasedAt'] === 'number') record.releasedAt = event['releasedAt'];
     }
   }
   const records = [...byKey.values()].sort((a, b) => a.enter - b.enter);
@@ -139,16 +156,34 @@ export function findOverlaps(records: readonly LeaseRecord[]): Overlap[] {
       if (b.enter >= a.end) continue;
       if (a.token === b.token && a.worker === b.worker) continue;
       const ms = Math.min(a.end, b.end) - Math.max(a.enter, b.enter);
-      if (ms > 0) {
-        overlaps.push({
-          a: { worker: a.worker, token: a.token },
-          b: { worker: b.worker, token: b.token },
-          ms,
-        });
-      }
+      if (ms > 0) overlaps.push(overlap(a, b, ms));
     }
   }
   return overlaps;
+}
+
+/** What ended a lease's trust (see LeaseRecord.end). */
+export function trustEnd(r: LeaseRecord): TrustEnd {
+  if (r.exit !== undefined && r.end === Math.max(r.enter, r.exit)) return 'exit';
+  if (r.abort !== undefined && r.end === Math.max(r.enter, r.abort)) return `abort: ${r.abortReason}`;
+  return 'validity';
+}
+
+function overlap(a: LeaseRecord, b: LeaseRecord, ms: number): Overlap {
+  const secondIn = a.released === 'true' ? 'release' : 'expiry';
+  const rel = (t: number | undefined) => (t === undefined ? '-' : `${fmt(t - b.enter)} ms`);
+  return {
+    a: { worker: a.worker, token: a.token },
+    b: { worker: b.worker, token: b.token },
+    ms,
+    firstEnd: trustEnd(a),
+    secondIn,
+    cause:
+      `${a.worker} #${a.token} trusted until ${trustEnd(a)}; ${b.worker} #${b.token} got in by ${secondIn}` +
+      ` (times from ${b.worker}'s entry: ${a.worker} validity end ${rel(a.validityEnd)}, abort` +
+      ` ${rel(a.abort)}${a.abortReason === undefined ? '' : ` (${a.abortReason})`}, exit ${rel(a.exit)},` +
+      ` release returned ${a.released ?? '-'} at ${rel(a.releasedAt)})`,
+  };
 }
 
 /** Error codes an acquire may fail with while Redis is unreachable: expected under faults. */

@@ -1,10 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkConnectOptions } from '../../src/connect-options.ts';
 import { RedisCluster } from '../harness/cluster.ts';
+import { FakeClock } from '../harness/fake-clock.ts';
+import { hostNow } from '../harness/host-clock.ts';
 import { startMasters } from '../harness/masters.ts';
 import { FaultProxy } from '../harness/proxy.ts';
 import type { RedisServer } from '../harness/redis-server.ts';
-import { realNow } from '../harness/skew-clock.ts';
+import { command } from '../harness/resp.ts';
 import { Worker } from '../harness/worker.ts';
 import { type CheckResult, check, type Pause, type WorkerEvent } from './checker.ts';
 import type { FencedResource } from './resource.ts';
@@ -32,21 +34,27 @@ export interface Mode {
   name: ModeName;
   /** Whether workers can be given a proxy of their own to each lock server. */
   proxied: boolean;
-  start(): Promise<LockServers>;
+  /** Starts the lock servers; `env` goes to every redis-server process (a clock shim's). */
+  start(env?: NodeJS.ProcessEnv): Promise<LockServers>;
   connect(urls: readonly string[]): Record<string, unknown>;
 }
 
-async function masters(n: number): Promise<LockServers> {
-  const started = await startMasters(n);
+async function masters(n: number, env?: NodeJS.ProcessEnv): Promise<LockServers> {
+  const started = await startMasters(n, env === undefined ? {} : { env });
   return { servers: started.servers, urls: started.urls, proxied: true, stop: started.stopAll };
 }
 
 export const MODES: Record<ModeName, Mode> = {
-  single: { name: 'single', proxied: true, start: () => masters(1), connect: (urls) => ({ url: urls[0] }) },
+  single: {
+    name: 'single',
+    proxied: true,
+    start: (env) => masters(1, env),
+    connect: (urls) => ({ url: urls[0] }),
+  },
   quorum: {
     name: 'quorum',
     proxied: true,
-    start: () => masters(3),
+    start: (env) => masters(3, env),
     connect: (urls) => ({ nodes: [...urls] }),
   },
   // Cluster nodes announce their own ports (MOVED, CLUSTER SLOTS), so workers connect directly:
@@ -54,8 +62,12 @@ export const MODES: Record<ModeName, Mode> = {
   cluster: {
     name: 'cluster',
     proxied: false,
-    start: async () => {
-      const cluster = await RedisCluster.start({ masters: 3, replicasPerMaster: 1 });
+    start: async (env) => {
+      const cluster = await RedisCluster.start({
+        masters: 3,
+        replicasPerMaster: 1,
+        ...(env === undefined ? {} : { env }),
+      });
       return {
         servers: cluster.masters.map((node) => node.server),
         urls: cluster.rootNodes.map((node) => node.url),
@@ -72,6 +84,10 @@ export const MODES: Record<ModeName, Mode> = {
 
 /** Why a scenario cannot run in a mode yet (Leasehold.connect() refuses its options), or undefined. */
 export function pendingReason(mode: Mode, scenario?: Scenario): string | undefined {
+  if (scenario?.serverClock) {
+    const missing = FakeClock.missing();
+    if (missing !== undefined) return missing;
+  }
   try {
     checkConnectOptions({
       ...mode.connect(['redis://127.0.0.1:1', 'redis://127.0.0.1:2', 'redis://127.0.0.1:3']),
@@ -103,6 +119,18 @@ export interface FaultContext {
   holder(held?: number): Promise<FaultWorker>;
   /** The worker that next reports a passed check of its signal, right before its (slow) write. */
   nextCheck(): Promise<FaultWorker>;
+  /**
+   * Sets the wall-clock offset (ms from true time) of `servers` (default: every lock server), through
+   * the LD_PRELOAD shim of test/harness/fake-clock.ts, checks it with TIME, and resolves 2 x TTL
+   * later, noting how soon the holder of the moment stopped trusting its lease. Only for scenarios
+   * with `serverClock`.
+   */
+  setServerClock?(wall: number, servers?: readonly RedisServer[]): Promise<void>;
+  /**
+   * Blocks `target`'s event loop with a busy wait of `ms` (its timers fire late, nothing runs),
+   * recorded like a pause so the checker can discount it from lags. Resolves when the stall ended.
+   */
+  stall(target: FaultWorker, ms: number): Promise<void>;
   /** SIGSTOP / SIGCONT of a worker, recorded so the checker can discount the pause from lags. */
   pause(target: FaultWorker): void;
   resume(target: FaultWorker): void;
@@ -120,6 +148,8 @@ export interface Scenario {
   mayRegress?: string;
   /** The fault needs a proxy per worker (partitions, latency): not available in cluster mode. */
   needsProxy?: boolean;
+  /** The lock servers run under the clock shim (test/harness/fake-clock.ts): needs gcc. */
+  serverClock?: boolean;
   /** Extra Leasehold.connect() options for the workers, per mode. */
   connectExtra?: (mode: ModeName) => Record<string, unknown>;
   /** What a user must do where the lease alone cannot protect them. */
@@ -146,12 +176,14 @@ let runCounter = 0;
 
 /** Runs one scenario in one mode: servers, proxies, workers, the fault, then the checker. */
 export async function runScenario(scenario: Scenario, mode: Mode, options: RunOptions): Promise<RunResult> {
-  const started = realNow();
+  const started = hostNow();
   const wallClock = watchWallClock();
   const { ttl, rounds, resource } = options;
   runCounter += 1;
   const tag = `${scenario.id}-${mode.name}-${process.pid}-${runCounter}`;
-  const lock = await mode.start();
+  const clock = scenario.serverClock ? FakeClock.create() : undefined;
+  if (scenario.serverClock && clock === undefined) throw new Error(FakeClock.unavailable);
+  const lock = await mode.start(clock?.env);
   const prefix = `safety-${tag}`;
   const events: WorkerEvent[] = [];
   const pauses: Pause[] = [];
@@ -160,6 +192,8 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
   const inside = new Map<string, number>();
   const ready = new Set<string>();
   const checkWaiters: ((id: string) => void)[] = [];
+  const stallWaiters = new Map<string, () => void>();
+  const endWaiters: ((event: WorkerEvent) => void)[] = [];
   const workers: FaultWorker[] = [];
   const collectors: Promise<void>[] = [];
   let failure: string | undefined;
@@ -204,14 +238,21 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
           if (event.type === 'ready') ready.add(id);
           if (event.type === 'check') for (const wake of checkWaiters.splice(0)) wake(id);
           if (event.type === 'enter') inside.set(id, Number(event['at']));
-          if (event.type === 'abort' || event.type === 'exit') inside.delete(id);
+          if (event.type === 'abort' || event.type === 'exit') {
+            inside.delete(id);
+            for (const wake of endWaiters) wake(event);
+          }
+          if (event.type === 'stalled') {
+            pauses.push({ worker: id, from: Number(event['from']), to: Number(event['to']) });
+            stallWaiters.get(id)?.();
+          }
         }),
       );
     };
     await Promise.all(Array.from({ length: options.workers ?? 3 }, (_, i) => startOne(i)));
-    const readyBy = realNow() + 30_000;
+    const readyBy = hostNow() + 30_000;
     while (ready.size < workers.length) {
-      if (realNow() > readyBy) throw new Error(`${scenario.id}: workers not ready within 30 s`);
+      if (hostNow() > readyBy) throw new Error(`${scenario.id}: workers not ready within 30 s`);
       await sleep(20);
     }
     const ctx: FaultContext = {
@@ -221,9 +262,9 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
       lockKey: `${prefix}:{resource}`,
       ...(lock.failover === undefined ? {} : { failover: () => lock.failover!(`${prefix}:{resource}`) }),
       holder: async (held = ttl / 4) => {
-        const deadline = realNow() + 20 * ttl + 10_000;
+        const deadline = hostNow() + 20 * ttl + 10_000;
         for (;;) {
-          const now = realNow();
+          const now = hostNow();
           // Early in its critical section, so that the fault lands while it still has work to do.
           for (const w of workers) {
             const since = inside.get(w.id);
@@ -237,19 +278,61 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
         const id = await new Promise<string>((resolve) => checkWaiters.push(resolve));
         return workers.find((w) => w.id === id)!;
       },
+      ...(clock === undefined
+        ? {}
+        : {
+            setServerClock: async (wall: number, servers: readonly RedisServer[] = lock.servers) => {
+              const holders = new Set(inside.keys());
+              const at = hostNow();
+              let heard: WorkerEvent | undefined;
+              const listener = (event: WorkerEvent) => {
+                if (heard === undefined && holders.has(event.worker)) heard = event;
+              };
+              endWaiters.push(listener);
+              for (const server of servers) clock.set({ wall }, server.pid);
+              // The shim re-reads its file at most once a millisecond; TIME proves the step took.
+              await sleep(2);
+              const read = await Promise.all(
+                servers.map(async (server) => {
+                  const [sec, micro] = (await command(server.port, ['TIME'])) as [string, string];
+                  return Number(sec) * 1_000 + Number(micro) / 1_000 - Date.now();
+                }),
+              );
+              notes.push(
+                `wall clock of ${servers.length} lock server(s) stepped to ${wall >= 0 ? '+' : ''}${wall} ms ` +
+                  `(TIME - Date.now(): ${read.map((ms) => ms.toFixed(0)).join(', ')} ms) while ` +
+                  `${[...holders].join(', ') || 'nobody'} held`,
+              );
+              await sleep(ttl * 2);
+              endWaiters.splice(endWaiters.indexOf(listener), 1);
+              notes.push(
+                heard === undefined
+                  ? `the holder did not stop within ${ttl * 2} ms of the step`
+                  : `${heard.worker} stopped trusting ${(Number(heard['at']) - at).toFixed(1)} ms after the step ` +
+                      `(${heard.type}${heard['reason'] === undefined ? '' : `: ${String(heard['reason'])}`})`,
+              );
+            },
+          }),
+      stall: async (target, ms) => {
+        const done = new Promise<void>((resolve) => stallWaiters.set(target.id, resolve));
+        target.worker.send({ type: 'stall', ms });
+        notes.push(`stalled ${target.id}'s event loop for ${ms} ms`);
+        await done;
+        stallWaiters.delete(target.id);
+      },
       pause: (target) => {
         target.worker.pause();
-        open.set(target.id, realNow());
+        open.set(target.id, hostNow());
         notes.push(`SIGSTOP ${target.id}`);
       },
       resume: (target) => {
         target.worker.resume();
-        pauses.push({ worker: target.id, from: open.get(target.id) ?? realNow(), to: realNow() });
+        pauses.push({ worker: target.id, from: open.get(target.id) ?? hostNow(), to: hostNow() });
         open.delete(target.id);
       },
       note: (text) => notes.push(text),
     };
-    notes.push(`workers ready after ${((realNow() - started) / 1_000).toFixed(1)} s`);
+    notes.push(`workers ready after ${((hostNow() - started) / 1_000).toFixed(1)} s`);
     await sleep(ttl * 1.5);
     await scenario.fault(ctx, rounds);
     await sleep(ttl * 2);
@@ -285,6 +368,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
   await Promise.all(collectors);
   await Promise.all(workers.flatMap((w) => w.proxies.map((p) => p.stop())));
   await lock.stop();
+  clock?.remove();
   const result = check(events, await resource.log(tag), pauses, exits);
   if (failure !== undefined) result.errors.push(failure);
   const moved = wallClock.stop();
@@ -294,7 +378,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
         'clock (what leases and this checker measure by) during the run',
     );
   }
-  return { ...result, scenario: scenario.id, mode: mode.name, notes, seconds: (realNow() - started) / 1_000 };
+  return { ...result, scenario: scenario.id, mode: mode.name, notes, seconds: (hostNow() - started) / 1_000 };
 }
 
 /** A wall-clock movement worth a note: beyond this, it eats into the drift allowance. */
@@ -308,11 +392,11 @@ const WALL_CLOCK_NOTE_MS = 3;
  * says so instead of leaving it to guesswork. `stop()` returns the largest movement seen, in ms.
  */
 function watchWallClock(): { stop(): number } {
-  const base = Date.now() - realNow();
+  const base = Date.now() - hostNow();
   let min = 0;
   let max = 0;
   const timer = setInterval(() => {
-    const offset = Date.now() - realNow() - base;
+    const offset = Date.now() - hostNow() - base;
     min = Math.min(min, offset);
     max = Math.max(max, offset);
   }, 10);

@@ -13,6 +13,7 @@ const ms = (value: number): string => value.toFixed(1);
 export function renderReport(
   rows: readonly Row[],
   run: { ttl: number; rounds: number; workers: number; seconds: number },
+  previous = '',
 ): string {
   const done = rows.flatMap((row) => ('result' in row ? [row] : []));
   const sum = (f: (r: RunResult) => number) => done.reduce((total, row) => total + f(row.result), 0);
@@ -56,7 +57,13 @@ export function renderReport(
     ...[...new Set(slow.map((row) => row.scenario))].map((scenario) => {
       const runs = slow.filter((row) => row.scenario === scenario);
       const count = runs.reduce((total, row) => total + row.result.overlaps.length, 0);
-      return `  - ${scenario.id}: ${count} overlap(s) measured; ${scenario.mayOverlap}.`;
+      const causes = new Map<string, number>();
+      for (const o of runs.flatMap((row) => row.result.overlaps)) {
+        const cause = `${o.firstEnd} -> ${o.secondIn}`;
+        causes.set(cause, (causes.get(cause) ?? 0) + 1);
+      }
+      const list = [...causes].map(([cause, n]) => `${n} x ${cause}`).join(', ');
+      return `  - ${scenario.id}: ${count} overlap(s) measured${count > 0 ? ` (first trust ended by -> second got in by: ${list})` : ''}; ${scenario.mayOverlap}.`;
     }),
     restartLine(done),
     '',
@@ -95,13 +102,34 @@ export function renderReport(
         `${r.staleAccepted} | ${r.lateAccepted} | ${r.fenceRegressions} | ${r.lapses} (${r.deadOnArrival}) | ${ms(r.worstLag)} | ${verdict} |`,
     );
   }
-  lines.push('', '## What you must do', '', '| scenario | what the user must do |', '| --- | --- |');
+  lines.push(
+    '',
+    '## What a lease promises, what fencing catches, what you must do',
+    '',
+    '| scenario | the lease promises | overlaps measured (causes) | stale writes fencing rejected | what the user must do |',
+    '| --- | --- | --- | ---: | --- |',
+  );
   const seen = new Set<string>();
   for (const row of rows) {
     if (seen.has(row.scenario.id)) continue;
     seen.add(row.scenario.id);
-    lines.push(`| ${row.scenario.id} | ${row.scenario.advice} |`);
+    const runs = done.filter((d) => d.scenario.id === row.scenario.id).map((d) => d.result);
+    const overlaps = runs.flatMap((r) => r.overlaps);
+    const causes = new Map<string, number>();
+    for (const o of overlaps)
+      causes.set(`${o.firstEnd} -> ${o.secondIn}`, (causes.get(`${o.firstEnd} -> ${o.secondIn}`) ?? 0) + 1);
+    const promise =
+      row.scenario.mayOverlap === undefined
+        ? 'no two trusted critical sections overlap'
+        : `nothing: ${row.scenario.mayOverlap}`;
+    const measured =
+      runs.length === 0
+        ? 'not run'
+        : `${overlaps.length}${overlaps.length > 0 ? ` (longest ${ms(Math.max(...overlaps.map((o) => o.ms)))} ms; ${[...causes].map(([c, n]) => `${n} x ${c}`).join(', ')})` : ''}`;
+    const caught = runs.length === 0 ? '' : String(runs.reduce((t, r) => t + r.staleRejected, 0));
+    lines.push(`| ${row.scenario.id} | ${promise} | ${measured} | ${caught} | ${row.scenario.advice} |`);
   }
+  lines.push('', ...fullRuns(previous, done, unexpected.length, run.seconds), ...kept(previous));
   lines.push(
     '',
     '## How it is measured',
@@ -115,8 +143,9 @@ export function renderReport(
     'attempt with the server time. Faults: proxy black hole (then connection reset, as TCP gives up),',
     'proxy latency, SIGSTOP/SIGCONT and SIGKILL/restart of redis-server, SIGSTOP of a worker, and a',
     'skewed clock loaded with `--import test/harness/skew-clock.ts` (it patches `performance.now` and',
-    '`Date.now`, the only clocks the library reads). Workers report true time (`performance.timeOrigin +',
-    'performance.now()` saved before any skew).',
+    '`Date.now`, the only clocks the library reads). Every process (workers, runner, checker) reports',
+    "times on the host's monotonic clock (`process.hrtime.bigint()`, CLOCK_MONOTONIC: one clock for all",
+    "processes, untouched by the skew); the resource's log is moved onto it from the server's TIME.",
     '',
     'Definitions the checker (test/fault/checker.ts) applies:',
     '',
@@ -125,7 +154,9 @@ export function renderReport(
     '  computes it (`lease.expiresAt` after the last confirmed extension). After the end of validity every',
     '  read of `lease.signal` reports aborted, so from then on the holder is "aborted at the time", even',
     '  if it was SIGSTOPped and has not run since.',
-    '- **Overlap**: two leases whose trusted intervals intersect.',
+    "- **Overlap**: two leases whose trusted intervals intersect. Each is reported with its cause: what ended the first holder's",
+    "  trust (exit, an abort and its reason, or validity) and what let the second in (the first one's release, which",
+    '  found its key, or expiry: the key was gone when the first released, or it never released).',
     '- **Stale write**: a write whose token is below the highest token the resource had accepted.',
     "- **Late write**: an accepted write that arrived after its lease's trusted interval ended.",
     '- **Fence regression**: a lease whose token is not above every token handed out before it.',
@@ -148,6 +179,42 @@ export function renderReport(
     '',
   );
   return lines.join('\n');
+}
+
+const KEEP_BEGIN = '<!-- hand-written: begin (kept by `npm run safety`) -->';
+const KEEP_END = '<!-- hand-written: end -->';
+
+/** The hand-written block of the previous report (loop verdicts and the like), kept as it is. */
+function kept(previous: string): string[] {
+  const from = previous.indexOf(KEEP_BEGIN);
+  const to = previous.indexOf(KEEP_END);
+  if (from === -1 || to < from) return [];
+  return [previous.slice(from, to + KEEP_END.length), ''];
+}
+
+/** The list of complete runs: the previous report's lines plus this run's. */
+function fullRuns(
+  previous: string,
+  done: readonly { result: RunResult }[],
+  broke: number,
+  seconds: number,
+): string[] {
+  const earlier = previous.split('\n').filter((line) => line.startsWith('- full run '));
+  const sections = done.reduce((t, row) => t + row.result.criticalSections, 0);
+  const stale = done.reduce((t, row) => t + row.result.staleAccepted, 0);
+  const line =
+    `- full run ${new Date().toISOString().slice(0, 16)}Z, ${redisVersion()}: ` +
+    `${broke === 0 ? 'passed' : `FAILED (${broke} run(s) broke a check)`}, ${done.length} scenario runs, ` +
+    `${sections} critical sections, ${stale} stale writes accepted, ${seconds.toFixed(0)} s`;
+  return [
+    '## Full runs',
+    '',
+    'Every complete `npm run safety`, newest last (this report shows the newest):',
+    '',
+    ...earlier,
+    line,
+    '',
+  ];
 }
 
 /** What a restart of Redis without persistence did to fencing tokens, as measured. */

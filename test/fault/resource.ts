@@ -1,4 +1,5 @@
 import { createClient } from 'redis';
+import { hostNow } from '../harness/host-clock.ts';
 import { startServer } from '../harness/masters.ts';
 import type { RedisServer } from '../harness/redis-server.ts';
 
@@ -81,6 +82,7 @@ export function parseEntry(line: string): ResourceEntry {
 
 interface LogClient {
   lRange(key: string, start: number, stop: number): Promise<string[]>;
+  sendCommand(args: string[]): Promise<unknown>;
   close(): Promise<unknown>;
 }
 
@@ -106,9 +108,30 @@ export class FencedResource {
     return this.server.url;
   }
 
+  /**
+   * The log of one run, its times moved from the server's wall clock (TIME) onto the host's
+   * monotonic clock (hostNow()), which is what the workers report in.
+   */
   async log(namespace: string): Promise<ResourceEntry[]> {
     const lines = await this.#client.lRange(resourceKeys(namespace)[1], 0, -1);
-    return lines.map(parseEntry);
+    const offset = await this.hostOffset();
+    return lines.map(parseEntry).map((entry) => ({ ...entry, at: entry.at - offset }));
+  }
+
+  /**
+   * Server TIME minus hostNow(), in ms: TIME bracketed by two host readings, the tightest of a
+   * few tries (the error is at most half that round trip, tens of microseconds here).
+   */
+  async hostOffset(tries = 5): Promise<number> {
+    let best = { rtt: Infinity, offset: 0 };
+    for (let i = 0; i < tries; i++) {
+      const before = hostNow();
+      const [seconds, micros] = (await this.#client.sendCommand(['TIME'])) as [string, string];
+      const after = hostNow();
+      const server = Number(seconds) * 1_000 + Number(micros) / 1_000;
+      if (after - before < best.rtt) best = { rtt: after - before, offset: server - (before + after) / 2 };
+    }
+    return best.offset;
   }
 
   async stop(): Promise<void> {

@@ -86,6 +86,43 @@ const restartEmpty = (reverify: boolean): MatrixScenario => ({
   },
 });
 
+/**
+ * Steps the lock servers' wall clock (what Redis expires keys by) while a lease is held: forward
+ * by a minute a round (an NTP step, a VM resumed), or back by a minute a round and never corrected.
+ * The monotonic clock is left alone: no real one goes back.
+ */
+const redisClock = (direction: 'forward' | 'back', nodes: 'all' | 'one'): MatrixScenario => ({
+  id: `redis-clock-${direction}${nodes === 'one' ? '-one' : ''}`,
+  title:
+    nodes === 'one'
+      ? "quorum: 1 of 3 nodes' wall clock steps forward 1 min a round while a lease is held"
+      : `every lock server's wall clock steps ${direction} 1 min a round while a lease is held`,
+  serverClock: true,
+  ...(nodes === 'one' ? { modes: ['quorum'] as const } : {}),
+  ...(direction === 'forward' && nodes === 'all'
+    ? {
+        mayOverlap:
+          "a forward step expires the key on Redis at once, while the holder's validity still runs on its " +
+          'own monotonic clock; the holder hears of it at its next extension or when the expiry is pushed',
+      }
+    : {}),
+  advice:
+    direction === 'back'
+      ? 'Nothing for safety: keys outlive their TTL by the step, so a crashed holder costs waiters more. ' +
+        'Fencing tokens keep rising while the counter lives.'
+      : nodes === 'one'
+        ? 'Nothing beyond the usual: the other two nodes keep the majority.'
+        : `Keep Redis's wall clock from stepping (slew it: chrony \`makestep\` off, ntpd -x). ${FENCE}`,
+  fault: async (ctx, rounds) => {
+    for (let r = 1; r <= rounds; r++) {
+      await ctx.holder();
+      const offset = (direction === 'forward' ? 60_000 : -60_000) * r;
+      await ctx.setServerClock?.(offset, nodes === 'one' ? ctx.servers.slice(0, 1) : ctx.servers);
+      await sleep(ctx.ttl);
+    }
+  },
+});
+
 export const SCENARIOS: readonly MatrixScenario[] = [
   {
     id: 'baseline',
@@ -161,6 +198,26 @@ export const SCENARIOS: readonly MatrixScenario[] = [
   },
   restartEmpty(false),
   restartEmpty(true),
+  {
+    id: 'loop-stall',
+    title: "holder's event loop blocked by a busy wait for 2 x TTL (its timers fire late)",
+    advice:
+      'A blocked event loop runs no timer, renewal or socket read: the lease lapses during the stall and ' +
+      '`lease.signal` reads aborted after it, but a write the holder had already decided to make goes ' +
+      `out stale. ${FENCE}`,
+    fault: async (ctx, rounds) => {
+      for (let r = 0; r < rounds; r++) {
+        // Once between a check of the signal and the write it guards, once anywhere.
+        for (const pick of [() => ctx.nextCheck(), () => ctx.holder()]) {
+          await ctx.stall(await pick(), ctx.ttl * 2);
+          await sleep(ctx.ttl * 2);
+        }
+      }
+    },
+  },
+  redisClock('forward', 'all'),
+  redisClock('forward', 'one'),
+  redisClock('back', 'all'),
   {
     id: 'clock-skew',
     needsProxy: true,

@@ -12,7 +12,10 @@ export function violations(result: RunResult, scenario: Scenario, lagBound = LAG
   if (result.staleAccepted > 0) out.push(`${result.staleAccepted} stale write(s) accepted`);
   if (result.overlaps.length > 0 && scenario.mayOverlap === undefined) {
     const worst = Math.max(...result.overlaps.map((o) => o.ms));
-    out.push(`${result.overlaps.length} overlapping critical section(s), longest ${worst.toFixed(1)} ms`);
+    out.push(
+      `${result.overlaps.length} overlapping critical section(s), longest ${worst.toFixed(1)} ms: ` +
+        result.overlaps.map((o) => `${o.ms.toFixed(1)} ms, ${o.cause}`).join('; '),
+    );
   }
   if (result.fenceRegressions > 0 && scenario.mayRegress === undefined) {
     out.push(`${result.fenceRegressions} fencing token(s) not above every earlier one`);

@@ -15,6 +15,8 @@ export interface RedisClusterOptions {
   replicasPerMaster?: number;
   /** Extra redis-server flags for every node. */
   args?: string[];
+  /** Extra environment for every node (e.g. a clock shim's, test/harness/fake-clock.ts). */
+  env?: NodeJS.ProcessEnv;
   /** How long forming the cluster may take. @default 20000 */
   timeout?: number;
 }
@@ -85,7 +87,7 @@ export class RedisCluster {
     const timeout = options.timeout ?? 20_000;
     const dir = await mkdtemp(join(tmpdir(), 'leasehold-cluster-'));
     const started = await Promise.allSettled(
-      Array.from({ length: masters * (1 + replicas) }, () => startNode(dir, options.args ?? [])),
+      Array.from({ length: masters * (1 + replicas) }, () => startNode(dir, options.args ?? [], options.env)),
     );
     const nodes = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     const cluster = new RedisCluster(dir, nodes);
@@ -283,7 +285,12 @@ function crc16(bytes: Uint8Array): number {
  * Starts one cluster-enabled node. The bus port is chosen explicitly (`cluster-port`, 7.0+)
  * because the default, port + 10000, overflows for ephemeral ports above 55535.
  */
-async function startNode(dir: string, extra: string[], attempts = 3): Promise<NodeState> {
+async function startNode(
+  dir: string,
+  extra: string[],
+  env: NodeJS.ProcessEnv | undefined,
+  attempts = 3,
+): Promise<NodeState> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const bus = await freePort();
@@ -291,6 +298,7 @@ async function startNode(dir: string, extra: string[], attempts = 3): Promise<No
     try {
       const server = await RedisServer.start({
         port,
+        ...(env === undefined ? {} : { env }),
         args: [
           '--cluster-enabled',
           'yes',

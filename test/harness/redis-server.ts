@@ -12,6 +12,8 @@ export interface RedisServerOptions {
   args?: string[];
   /** Port to listen on; a free one when omitted (kept across restarts). */
   port?: number;
+  /** Extra environment for the process, e.g. a clock shim's (test/harness/fake-clock.ts). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -21,16 +23,18 @@ export interface RedisServerOptions {
 export class RedisServer {
   readonly port: number;
   readonly #args: string[];
+  readonly #env: NodeJS.ProcessEnv | undefined;
   #child: ChildProcess | undefined;
   #log = '';
 
-  private constructor(port: number, args: string[]) {
+  private constructor(port: number, args: string[], env: NodeJS.ProcessEnv | undefined) {
     this.port = port;
     this.#args = args;
+    this.#env = env;
   }
 
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
-    const server = new RedisServer(options.port ?? (await freePort()), options.args ?? []);
+    const server = new RedisServer(options.port ?? (await freePort()), options.args ?? [], options.env);
     await server.#spawn();
     return server;
   }
@@ -65,7 +69,10 @@ export class RedisServer {
       ...this.#args,
     ];
     this.#log = '';
-    const child = spawn(redisServerBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(redisServerBinary(), args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(this.#env === undefined ? {} : { env: { ...process.env, ...this.#env } }),
+    });
     this.#child = child;
     reapOnExit(child);
     const append = (chunk: Buffer) => {

@@ -51,7 +51,26 @@ describe('safety checker', () => {
     const result = check(events, []);
     assert.equal(result.overlaps.length, 1);
     assert.equal(result.overlaps[0]!.ms, 100, 'w0 is trusted until its validity end (500), not its abort');
+    assert.equal(result.overlaps[0]!.firstEnd, 'validity');
+    assert.equal(result.overlaps[0]!.secondIn, 'expiry', 'w0 never released: w1 got in when the key expired');
     assert.equal(result.worstLag, 400);
+  });
+
+  test('an overlap says what ended the first trust and what let the second in', () => {
+    const events = [
+      ev('w0', 'enter', 1, 0, { validityEnd: 1_000 }),
+      ev('w1', 'enter', 2, 99, { validityEnd: 1_099 }),
+      ev('w0', 'exit', 1, 100, { released: 'true', releasedAt: 98 }),
+      ev('w0', 'enter', 3, 2_000, { validityEnd: 3_000 }),
+      ev('w0', 'abort', 3, 2_100, { reason: 'expired' }),
+      ev('w1', 'enter', 4, 2_050, { validityEnd: 3_050 }),
+    ];
+    const [first, second] = check(events, []).overlaps;
+    assert.equal(first?.firstEnd, 'exit');
+    assert.equal(first?.secondIn, 'release');
+    assert.match(first?.cause ?? '', /w0 #1 trusted until exit; w1 #2 got in by release .*exit 1\.0 ms/);
+    assert.equal(second?.firstEnd, 'abort: expired');
+    assert.equal(second?.secondIn, 'expiry');
   });
 
   test('time the holder spent SIGSTOPped is not signal lag', () => {

@@ -1,7 +1,8 @@
 // A lock holder for the safety checker. It loops: acquire, a critical section of several fenced
 // writes to the protected resource spaced `gap` ms apart (checking `lease.signal` right before
-// each), release. Everything it sees goes to the parent as NDJSON with true epoch times
-// (realNow(): immune to the skew a scenario may install with test/harness/skew-clock.ts).
+// each), release. Everything it sees goes to the parent as NDJSON with times on the host's
+// monotonic clock (hostNow(): one clock for every process, immune to the skew a scenario may
+// install with test/harness/skew-clock.ts).
 //
 // argv[2]: a JSON WorkerConfig.
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,7 +14,8 @@ import {
   LockReleasedError,
   LockTimeoutError,
 } from '../../../src/index.ts';
-import { realNow, skewFromEnv } from '../../harness/skew-clock.ts';
+import { hostNow } from '../../harness/host-clock.ts';
+import { skewFromEnv } from '../../harness/skew-clock.ts';
 import { parentChannel } from '../../harness/worker.ts';
 import { fencedWrite } from '../resource.ts';
 
@@ -38,12 +40,15 @@ const channel = parentChannel();
 const { rate } = skewFromEnv();
 const send = (message: Record<string, unknown>) => channel.send({ worker: config.id, ...message });
 const report = (where: string) => (error: unknown) =>
-  send({ type: 'error', where, message: String((error as Error)?.stack ?? error), at: realNow() });
+  send({ type: 'error', where, message: String((error as Error)?.stack ?? error), at: hostNow() });
 process.on('unhandledRejection', report('unhandledRejection'));
 process.on('uncaughtException', report('uncaughtException'));
 
-/** Converts the library's view of the end of validity (skewed epoch ms) to true epoch ms. */
-const validityEnd = (lease: Lease): number => realNow() + (lease.expiresAt - Date.now()) / rate;
+/**
+ * The library's end of validity (its monotonic `performance.now()` clock, skewed in a skewed worker)
+ * on the host clock. Not `lease.expiresAt`: that goes through Date.now(), whole milliseconds.
+ */
+const validityEnd = (lease: Lease): number => hostNow() + (lease.validUntil - performance.now()) / rate;
 
 const resource = createClient({ url: config.resourceUrl });
 resource.on('error', report('resource client'));
@@ -65,13 +70,21 @@ let current: Lease | undefined;
 const stopping = new AbortController();
 channel.onMessage((message) => {
   if (message['type'] === 'stop') stopping.abort();
+  // An event-loop stall: a busy wait (a long synchronous job, a slow JSON.parse) that leaves every
+  // timer, renewal and socket read of this process waiting until it ends.
+  if (message['type'] === 'stall') {
+    const from = hostNow();
+    const until = from + Number(message['ms']);
+    while (hostNow() < until) {}
+    send({ type: 'stalled', from, to: hostNow() });
+  }
 });
 
 async function criticalSection(lease: Lease): Promise<void> {
   const token = lease.fencingToken;
   current = lease;
   ends.set(token, validityEnd(lease));
-  const enterAt = realNow();
+  const enterAt = hostNow();
   send({ type: 'enter', token: String(token), at: enterAt, validityEnd: ends.get(token) });
   // A reply that arrives after validity ran out hands over a lease whose signal aborts at first read.
   const signal = lease.signal;
@@ -83,28 +96,36 @@ async function criticalSection(lease: Lease): Promise<void> {
         : reason instanceof LockReleasedError
           ? 'released'
           : 'other';
-    send({ type: 'abort', token: String(token), at: realNow(), reason: kind, validityEnd: ends.get(token) });
+    send({ type: 'abort', token: String(token), at: hostNow(), reason: kind, validityEnd: ends.get(token) });
   };
   if (signal.aborted) onAbort();
   else signal.addEventListener('abort', onAbort, { once: true });
   for (let seq = 0; seq < config.writes && !stopping.signal.aborted; seq++) {
-    const checkAt = realNow();
+    const checkAt = hostNow();
     if (lease.signal.aborted) break;
     send({ type: 'check', token: String(token), seq, at: checkAt, validityEnd: ends.get(token) });
     await sleep(config.work);
     const accepted = await fencedWrite(resource, config.namespace, token, config.id, seq);
-    send({ type: 'write', token: String(token), seq, checkAt, accepted, doneAt: realNow() });
+    send({ type: 'write', token: String(token), seq, checkAt, accepted, doneAt: hostNow() });
     await sleep(config.gap, undefined, { signal: lease.signal }).catch(() => {});
   }
-  const exitAt = realNow();
+  const exitAt = hostNow();
   let released: string;
   try {
     released = String(await lease.release());
   } catch (error) {
     released = `error ${(error as { code?: string }).code ?? String(error)}`;
   }
+  const releasedAt = hostNow();
   current = undefined;
-  send({ type: 'exit', token: String(token), at: exitAt, released, validityEnd: ends.get(token) });
+  send({
+    type: 'exit',
+    token: String(token),
+    at: exitAt,
+    released,
+    releasedAt,
+    validityEnd: ends.get(token),
+  });
   ends.delete(token);
 }
 
@@ -127,5 +148,5 @@ while (!stopping.signal.aborted) {
 }
 await lh.close().catch(report('close'));
 await resource.close().catch(() => {});
-send({ type: 'done', at: realNow() });
+send({ type: 'done', at: hostNow() });
 process.exit(0);
