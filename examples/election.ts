@@ -1,6 +1,6 @@
 // Leader election: two candidates, one leader at a time, and an observer that sees every change.
 // Run: REDIS_URL=redis://127.0.0.1:6379 node --import tsx examples/election.ts
-import { Leasehold } from '../src/index.ts';
+import { Leasehold } from 'leasehold';
 
 // Two instances stand in for two processes; both connect to REDIS_URL.
 const [a, b] = await Promise.all([Leasehold.connect(), Leasehold.connect()]);

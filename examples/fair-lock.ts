@@ -1,7 +1,7 @@
 // A fair lock: waiters are served in the order they arrived, whichever process they are in.
 // Run: REDIS_URL=redis://127.0.0.1:6379 node --import tsx examples/fair-lock.ts
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Leasehold } from '../src/index.ts';
+import { Leasehold } from 'leasehold';
 
 const lh = await Leasehold.connect({ ttl: 5_000 }); // url: REDIS_URL;
 const payouts = lh.fairLock('example:payouts');

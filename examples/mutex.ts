@@ -1,7 +1,7 @@
 // The mutex: one holder at a time across processes, a signal that aborts the moment the lock is
 // lost, and a fencing token for what the lock protects.
 // Run: REDIS_URL=redis://127.0.0.1:6379 node --import tsx examples/mutex.ts
-import { Leasehold, LockTimeoutError } from '../src/index.ts';
+import { Leasehold, LockTimeoutError } from 'leasehold';
 
 const lh = await Leasehold.connect({ ttl: 5_000 }); // url: REDIS_URL, else 127.0.0.1:6379
 const other = await Leasehold.connect({ ttl: 5_000 }); // stands in for another process

@@ -1,7 +1,7 @@
 // A read-write lock: readers share, a writer is alone, and a waiting writer keeps new readers out.
 // Run: REDIS_URL=redis://127.0.0.1:6379 node --import tsx examples/rwlock.ts
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Leasehold } from '../src/index.ts';
+import { Leasehold } from 'leasehold';
 
 const lh = await Leasehold.connect({ ttl: 5_000 }); // url: REDIS_URL;
 const config = lh.readWriteLock('example:config');

@@ -1,7 +1,7 @@
 // A counting semaphore: six jobs, at most two at a time, across every process that runs this.
 // Run: REDIS_URL=redis://127.0.0.1:6379 node --import tsx examples/semaphore.ts
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Leasehold } from '../src/index.ts';
+import { Leasehold } from 'leasehold';
 
 const lh = await Leasehold.connect({ ttl: 5_000 }); // url: REDIS_URL;
 const uploads = lh.semaphore('example:uploads', { limit: 2 });

@@ -1,4 +1,4 @@
-// Runs the test suites with node's test runner. `node scripts/test.mjs [unit|integration|fault|servers]`.
+// Runs the test suites with node's test runner. `node scripts/test.mjs [unit|integration|package|fault|servers]`.
 // The integration suite runs once per driver and once with polling notifications, as the
 // product promises the same behaviour in each mode. `servers` runs the notification-sensitive
 // suites on every server line (scripts/servers.sh fetches them); LEASEHOLD_SERVER_LINES picks
@@ -10,7 +10,8 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 
 const suites = process.argv.slice(2);
-const wanted = suites.length > 0 ? suites : ['unit', 'integration', 'fault'];
+// `package` packs dist/ as built (npm test builds first) and installs it into scratch projects.
+const wanted = suites.length > 0 ? suites : ['unit', 'integration', 'package', 'fault'];
 
 /**
  * A run that outlives this is killed with its test files and fails: node's --test-timeout covers
@@ -23,6 +24,7 @@ const tracked = (driver) => ({ LEASEHOLD_TEST_DRIVER: driver, LEASEHOLD_TEST_NOT
 const polled = (driver) => ({ LEASEHOLD_TEST_DRIVER: driver, LEASEHOLD_TEST_NOTIFICATIONS: 'polling' });
 const matrix = {
   unit: [{}],
+  package: [{}],
   integration: [tracked('node-redis'), tracked('ioredis'), polled('node-redis')],
   fault: [tracked('node-redis')],
 };

@@ -4,6 +4,7 @@ import {
   checkKnownKeys,
   checkObject,
   checkTimeout,
+  checkTtl,
   fail,
   MAX_NAME_LENGTH,
 } from './options.ts';
@@ -72,7 +73,8 @@ export interface ConnectOptions {
    */
   prefix?: string;
   /**
-   * Lease validity; automatic extension renews it every third of it.
+   * Lease validity; automatic extension renews it every third of it. At least 12 ms (see
+   * docs/getting-started.md, "How short a ttl").
    * @default 10_000
    */
   ttl?: number;
@@ -195,7 +197,7 @@ export function checkConnectOptions(options: unknown): ValidConnectOptions {
     client,
     driver,
     prefix,
-    ttl: o['ttl'] === undefined ? 10_000 : checkDuration(o['ttl'], 'ttl'),
+    ttl: o['ttl'] === undefined ? 10_000 : checkTtl(o['ttl']),
     notifications,
     retryDelay: o['retryDelay'] === undefined ? 100 : checkDuration(o['retryDelay'], 'retryDelay'),
     connectTimeout,

@@ -1,6 +1,6 @@
 import { drift, monotonic } from './clock.ts';
 import { type LeaseholdError, LockLostError, LockReleasedError, type LossReason } from './errors.ts';
-import { checkDuration } from './options.ts';
+import { checkTtl } from './options.ts';
 
 /** See Lease.#ended. */
 const RELEASED = Symbol('released');
@@ -135,7 +135,7 @@ export class Lease {
    * extensions use it too. Rejects with LockLostError when the lock is no longer held.
    */
   async extend(ttl?: number): Promise<void> {
-    const next = ttl === undefined ? this.#ttl : checkDuration(ttl, 'ttl');
+    const next = ttl === undefined ? this.#ttl : checkTtl(ttl);
     this.#throwIfDone();
     if (this.#releasing !== undefined) throw LockReleasedError.quick(this.name, 'is being released');
     const sentAt = monotonic();

@@ -3,6 +3,8 @@
  * the value received, before any network traffic.
  */
 
+import { MIN_TTL } from './clock.ts';
+
 /** Options shared by every acquire-style call. */
 export interface AcquireOptions {
   /**
@@ -14,7 +16,7 @@ export interface AcquireOptions {
   /** Aborting it stops the wait; the call rejects with `signal.reason`. */
   signal?: AbortSignal;
   /**
-   * Lease validity in ms; automatic extension keeps renewing it while held.
+   * Lease validity in ms; automatic extension keeps renewing it while held. At least 12 ms.
    * @default the instance's `ttl`
    */
   ttl?: number;
@@ -51,6 +53,15 @@ export function checkDuration(value: unknown, option: string, max = MAX_TTL): nu
     fail(option, `a finite number of milliseconds > 0 and <= ${max}`, value);
   }
   return value;
+}
+
+/** A lease TTL: a duration long enough that a lease can be valid when it arrives (see MIN_TTL). */
+export function checkTtl(value: unknown, option = 'ttl'): number {
+  checkDuration(value, option);
+  if ((value as number) < MIN_TTL) {
+    fail(option, `at least ${MIN_TTL} ms (1% + 2 ms of clock drift, plus 10 ms to read the reply)`, value);
+  }
+  return value as number;
 }
 
 /** A wait bound in ms: 0 (one attempt), a positive finite number, or Infinity. */
@@ -100,6 +111,6 @@ export function checkAcquireOptions(options: unknown, defaults: { ttl: number })
   return {
     timeout: o['timeout'] === undefined ? Number.POSITIVE_INFINITY : checkTimeout(o['timeout']),
     signal: checkSignal(o['signal']),
-    ttl: o['ttl'] === undefined ? defaults.ttl : checkDuration(o['ttl'], 'ttl'),
+    ttl: o['ttl'] === undefined ? defaults.ttl : checkTtl(o['ttl']),
   };
 }

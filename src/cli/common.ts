@@ -5,7 +5,7 @@ import { NodeRedisDriver } from '../driver/node-redis.ts';
 import type { Driver } from '../driver/types.ts';
 
 /**
- * Exit codes of the `leasehold` command (docs/cli.md lists them). Codes from sysexits.h where one
+ * Exit codes of the `leasehold` command (docs/cli.md lists them, online at DOCS). Codes from sysexits.h where one
  * fits; `run` otherwise exits with its command's own code, or 128 + N when a signal N ended it.
  */
 export const EXIT = {
@@ -25,6 +25,9 @@ export const EXIT = {
   /** `run`: the command was not found. */
   notFound: 127,
 } as const;
+
+/** Where the documentation lives online (the package ships only README.md). */
+export const DOCS = 'https://github.com/leasehold-js/leasehold/blob/main/docs';
 
 /** A failure with the exit code it maps to; main() prints the message and exits with the code. */
 export class CliError extends Error {
@@ -69,6 +72,33 @@ export function connection(values: { redis?: string; prefix?: string; driver?: s
   return { url, prefix, driver };
 }
 
+/**
+ * node:util parseArgs's error in the CLI's words (its own text suggests `--ttl=-XYZ` and talks
+ * of positionals). `run` alone takes a command after `--`, so only it mentions that.
+ */
+export function parseArgsMessage(error: { code: string; message: string }, command: string): string {
+  const option = /'(?:-\w, )?(--?[\w-]+)/.exec(error.message)?.[1] ?? 'an option';
+  switch (error.code) {
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': {
+      // `--ttl -5`: the value looks like an option, or is missing.
+      if (/ambiguous/.test(error.message)) {
+        return ['--ttl', '--timeout', '--grace'].includes(option)
+          ? `${option} must be a duration like 500, 500ms, 10s or 2m; a negative one is not accepted`
+          : `${option} needs a value; the argument after it starts with "-"`;
+      }
+      return /argument missing/.test(error.message) ? `${option} needs a value` : `${option} takes no value`;
+    }
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return command === 'run'
+        ? `unknown option ${option}; if it is the command's, put the command to run after --`
+        : `unknown option ${option}`;
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return `unexpected argument ${/'([^']*)'/.exec(error.message)?.[1] ?? ''}`.trimEnd();
+    default:
+      return error.message;
+  }
+}
+
 /** Parses a non-negative number of milliseconds, with an optional `ms`, `s` or `m` suffix. */
 export function duration(value: string | undefined, option: string, fallback: number): number {
   if (value === undefined) return fallback;
@@ -80,9 +110,9 @@ export function duration(value: string | undefined, option: string, fallback: nu
   return Number(match[1]) * scale;
 }
 
-export function lockName(positionals: readonly string[], command: string): string {
+export function lockName(positionals: readonly string[]): string {
   const name = positionals[0];
-  if (name === undefined || name === '') throw new CliError(`${command}: missing the lock name (see --help)`);
+  if (name === undefined || name === '') throw new CliError('missing the lock name (see --help)');
   return name;
 }
 

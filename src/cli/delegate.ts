@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { EXIT } from './common.ts';
+import { DOCS, EXIT } from './common.ts';
 
 export const demoHelp = `Usage: leasehold demo
 
@@ -18,7 +18,7 @@ export async function demo(argv: string[]): Promise<number> {
   }
   // A computed specifier: resolved at run time (dist/demo/main.js, or src/demo/main.ts via tsx).
   const specifier = new URL('../demo/main.js', import.meta.url).href;
-  let mod: { runDemo?: () => Promise<void> };
+  let mod: { runDemo?: () => Promise<number | undefined> };
   try {
     mod = (await import(specifier)) as typeof mod;
   } catch (error) {
@@ -31,8 +31,7 @@ export async function demo(argv: string[]): Promise<number> {
     process.stderr.write('leasehold: the demo module does not export runDemo()\n');
     return EXIT.software;
   }
-  await mod.runDemo();
-  return EXIT.ok;
+  return (await mod.runDemo()) ?? EXIT.ok;
 }
 
 export const benchHelp = `Usage: leasehold bench [options]
@@ -40,7 +39,7 @@ export const benchHelp = `Usage: leasehold bench [options]
 Runs the side-by-side benchmarks from bench/ (in a source checkout of leasehold) against the
 peer libraries. By default the short version (about a minute, \`--quick\`), with progress;
 \`--full\` runs what \`npm run bench\` runs (minutes, every CPU core busy, rewrites
-docs/benchmarks.md). Other options are passed on to bench/index.ts (see \`npm run bench -- --help\`).
+${DOCS}/benchmarks.md). Other options are passed on to bench/index.ts (see \`npm run bench -- --help\`).
 `;
 
 /**

@@ -5,6 +5,7 @@ import {
   connection,
   connectionHelp,
   connectionOptions,
+  DOCS,
   EXIT,
   formatMs,
   openDriver,
@@ -95,7 +96,7 @@ function describe(r: DoctorReport): string {
       : `  tracking rule  ${r.trackingRule}: ${RULES[r.trackingRule]}`,
     r.notifications === 'tracking'
       ? `  notifications  tracking: the canary's push arrived ${fine(r.canaryMs ?? 0)} after its script; holders and waiters hear of changes at once`
-      : `  notifications  polling: ${r.reason}. Instances with notifications: 'auto' poll every retryDelay; 'tracking' refuses to connect (docs/compatibility.md)`,
+      : `  notifications  polling: ${r.reason}. Instances with notifications: 'auto' poll every retryDelay; 'tracking' refuses to connect (${DOCS}/compatibility.md)`,
   ];
   return `${lines.join('\n')}\n`;
 }

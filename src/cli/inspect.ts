@@ -51,7 +51,7 @@ function parse(argv: string[]) {
 export async function status(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv);
   if (values.help) return help(statusHelp);
-  const name = lockName(positionals, 'status');
+  const name = lockName(positionals);
   const conn = connection(values);
   // Tracking on, so that the canary tells which notification mode an instance gets here.
   const driver = await openDriver(conn, true);
@@ -97,10 +97,10 @@ export async function release(argv: string[]): Promise<number> {
     allowPositionals: true,
   });
   if (values.help) return help(releaseHelp);
-  const name = lockName(positionals, 'release');
+  const name = lockName(positionals);
   if (values.force !== true) {
     throw new CliError(
-      'release: --force is required (the CLI does not hold the lease; this deletes whoever holds it)',
+      '--force is required (the CLI does not hold the lease; this deletes whoever holds it)',
     );
   }
   const conn = connection(values);
@@ -119,7 +119,7 @@ export async function release(argv: string[]): Promise<number> {
 export async function watch(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv);
   if (values.help) return help(watchHelp);
-  const name = lockName(positionals, 'watch');
+  const name = lockName(positionals);
   const conn = connection(values);
   const driver = await openDriver(conn, true);
   const watcher = new Watcher(driver, conn, name, values);

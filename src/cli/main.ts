@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { LeaseholdError } from '../errors.ts';
-import { CliError, EXIT, version } from './common.ts';
+import { CliError, DOCS, EXIT, parseArgsMessage, version } from './common.ts';
 import { delegate, demo } from './delegate.ts';
 import { doctor } from './doctor.ts';
 import { release, status, watch } from './inspect.ts';
@@ -20,7 +20,7 @@ Commands:
   bench                        the benchmarks against peer libraries (source checkout)
 
 Run \`leasehold <command> --help\` for a command's options. Redis: --redis <url>, else $REDIS_URL,
-else redis://127.0.0.1:6379. Exit codes: docs/cli.md.
+else redis://127.0.0.1:6379. Exit codes and more: ${DOCS}/cli.md
 `;
 
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
@@ -59,8 +59,8 @@ export async function main(argv: string[]): Promise<number> {
     }
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {
-      const hint = command === 'run' ? '; put the command to run after --' : '';
-      process.stderr.write(`leasehold ${command}: ${(error as Error).message}${hint} (see --help)\n`);
+      const message = parseArgsMessage(error as { code: string; message: string }, command);
+      process.stderr.write(`leasehold ${command}: ${message} (see --help)\n`);
       return EXIT.usage;
     }
     if (error instanceof LeaseholdError) {

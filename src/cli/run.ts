@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
+import { MIN_TTL } from '../clock.ts';
 import { LockTimeoutError, RedisUnavailableError } from '../errors.ts';
 import type { Lease } from '../lease.ts';
 import { Leasehold } from '../leasehold.ts';
@@ -66,18 +67,18 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(runHelp);
     return EXIT.ok;
   }
-  const name = lockName(positionals, 'run');
+  const name = lockName(positionals);
   if (sep !== -1 && positionals.length > 1) {
-    throw new CliError(
-      `run: unexpected ${JSON.stringify(positionals[1])} before --; put the command after --`,
-    );
+    throw new CliError(`unexpected ${JSON.stringify(positionals[1])} before --; put the command after --`);
   }
   const command = sep === -1 ? positionals.slice(1) : argv.slice(sep + 1);
   if (command.length === 0)
-    throw new CliError('run: missing the command to run (leasehold run <name> -- <command>)');
-  if (values.wait && values['no-wait']) throw new CliError('run: --wait and --no-wait exclude each other');
+    throw new CliError('missing the command to run (leasehold run <name> -- <command>)');
+  if (values.wait && values['no-wait']) throw new CliError('--wait and --no-wait exclude each other');
   const ttl = duration(values.ttl, 'ttl', 10_000);
-  if (ttl <= 0 || !Number.isFinite(ttl)) throw new CliError('--ttl must be a finite duration > 0');
+  if (ttl < MIN_TTL || !Number.isFinite(ttl)) {
+    throw new CliError(`--ttl must be a finite duration of at least ${MIN_TTL} ms; got ${values.ttl}`);
+  }
   const timeout = duration(values.timeout, 'timeout', Number.POSITIVE_INFINITY);
   const grace = duration(values.grace, 'grace', 5_000);
   const conn = connection(values);
@@ -101,7 +102,8 @@ async function connect(conn: Connection, ttl: number): Promise<Leasehold> {
   try {
     return await Leasehold.connect({ url: conn.url, prefix: conn.prefix, driver: conn.driver, ttl });
   } catch (error) {
-    if (error instanceof TypeError) throw new CliError(error.message);
+    // main() puts its own "leasehold run:" in front.
+    if (error instanceof TypeError) throw new CliError(error.message.replace(/^leasehold: /, ''));
     throw new CliError((error as Error).message, EXIT.unavailable);
   }
 }

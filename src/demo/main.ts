@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { DOCS, EXIT } from '../cli/common.ts';
 import { Leasehold } from '../index.ts';
 import { demoRedis } from './redis.ts';
 
@@ -20,7 +21,8 @@ const tty = process.stdout.isTTY === true;
 const now = () => performance.timeOrigin + performance.now();
 const fmt = (ms: number) => `${ms.toFixed(ms < 10 ? 2 : 0)} ms`;
 
-export async function runDemo(): Promise<void> {
+/** Runs the demo; resolves with the exit code (69 when Redis is unreachable, as in the CLI). */
+export async function runDemo(): Promise<number> {
   const redis = await demoRedis();
   console.log(`leasehold demo: ${WORKERS} processes share the lock "report" on ${redis.description}\n`);
   let lh: Leasehold;
@@ -33,8 +35,7 @@ export async function runDemo(): Promise<void> {
     );
     console.error('or point REDIS_URL at a running server, then run the demo again.');
     redis.stop();
-    process.exitCode = 1;
-    return;
+    return EXIT.unavailable;
   }
   const prefix = `demo-${process.pid}`;
   const events: Event[] = [];
@@ -66,6 +67,8 @@ export async function runDemo(): Promise<void> {
     else if (event.type !== 'ready') console.log(`  ${line}`);
   };
 
+  // The heading comes before the workers start: their first events follow it, not precede it.
+  console.log('1. Contention: each worker holds the lock for 300 ms, then steps aside.');
   const self = fileURLToPath(import.meta.url);
   const workerFile = self.replace(/main\.(ts|js)$/, (_, ext: string) => `worker.${ext}`);
   for (let i = 1; i <= WORKERS; i++) {
@@ -94,7 +97,6 @@ export async function runDemo(): Promise<void> {
       20_000,
     );
     const raw = await rawClient(redis.url);
-    console.log('1. Contention: each worker holds the lock for 300 ms, then steps aside.');
     await sleep(5_000);
     console.log(
       `${tty ? '\n' : ''}   ${gaps.length} handoffs between processes; median gap ${fmt(median(gaps))}, ` +
@@ -136,7 +138,8 @@ export async function runDemo(): Promise<void> {
     console.log(`  crash recovery               ${fmt(recovery)} (holder's remaining TTL: ${remaining} ms)`);
     console.log(`  takeover detected after      ${fmt(detection)}`);
     console.log(`  fencing tokens               ${tokens.length} grants, strictly increasing: ${increasing}`);
-    console.log('\nRun the tests: npm test    Read more: README.md and docs/');
+    console.log(`\nRead more: ${DOCS}/getting-started.md`);
+    return EXIT.ok;
   } finally {
     stopAll();
     await lh.close();

@@ -80,10 +80,11 @@ export class Mutex implements LeaseCore {
     if ('fence' in reply) {
       // The reply came so late that the lease's validity already ran out (a stalled event loop,
       // a slow network): handing it out would give the caller a lease that is lost on arrival.
-      // Give the key back and try again instead.
+      // Give the key back and try again after retryDelay: whatever slowed this reply is likely
+      // to slow the next one, and retrying at once would spin on Redis.
       if (monotonic() >= sentAt + ttl - drift(ttl)) {
         void this.#keeper.track(this.#backend.release([{ lock: keys.lock, token }])).catch(() => {});
-        return { retryIn: 0 };
+        return { retryIn: this.#keeper.ctx.retryDelay };
       }
       return { acquired: this.#hold(name, keys, token, reply.fence, ttl, sentAt) };
     }

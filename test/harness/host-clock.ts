@@ -11,7 +11,9 @@
  * that compared them would report overlaps the lock never had.
  */
 if ((process.versions as Record<string, string | undefined>)['bun'] !== undefined) {
-  throw new Error('the fault suite needs Node: under Bun, process.hrtime is not a clock shared between processes');
+  throw new Error(
+    'the fault suite needs Node: under Bun, process.hrtime is not a clock shared between processes',
+  );
 }
 
 export const hostNow = (): number => Number(process.hrtime.bigint()) / 1e6;

@@ -8,7 +8,13 @@ import { Leasehold } from '../../src/index.ts';
 const [url, prefix, iterations, driver] = process.argv.slice(2) as [string, string, string, string];
 const checker = createClient({ url });
 await checker.connect();
-const lh = await Leasehold.connect({ url, prefix, ttl: 2_000, driver: driver as 'node-redis' | 'ioredis', retryDelay: 5 });
+const lh = await Leasehold.connect({
+  url,
+  prefix,
+  ttl: 2_000,
+  driver: driver as 'node-redis' | 'ioredis',
+  retryDelay: 5,
+});
 const ENTER = `local occ = redis.call('INCR', KEYS[1])
 redis.call('RPUSH', KEYS[2], ARGV[1])
 return occ`;

@@ -11,10 +11,11 @@ test('samples() finds ts blocks, their Markdown line, and honours no-check', () 
     line: number;
     code: string;
     check: boolean;
+    run: boolean;
   }[];
   assert.deepEqual(found, [
-    { line: 4, code: 'const a = 1;', check: true },
-    { line: 8, code: 'nope(', check: false },
+    { line: 4, code: 'const a = 1;', check: true, run: true },
+    { line: 8, code: 'nope(', check: false, run: false },
   ]);
 });
 

@@ -1,0 +1,175 @@
+// The package as users get it (issue 13, items 8 and 9): `npm pack`, the file list, then the
+// tarball installed into scratch projects under os.tmpdir() that use it as ESM, as CommonJS
+// (require(esm): Node >= 22.12, also 20.19+) and from TypeScript (nodenext CommonJS, bundler), each run
+// against a Redis of its own. It packs dist/ as it is: `npm test` builds first; run alone, it
+// builds only when dist/ is missing. The drivers are linked from this repository's node_modules,
+// so that the install needs no registry.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { RedisServer } from '../harness/redis-server.ts';
+
+const root = resolve(import.meta.dirname, '..', '..');
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+
+let server: RedisServer;
+let scratch: string;
+let files: string[];
+
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): string {
+  try {
+    return execFileSync(command, args, {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${stdout ?? ''}${stderr ?? ''}`);
+  }
+}
+
+function write(path: string, text: string): void {
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, text);
+}
+
+/** What every consumer does: connect, hold a lock, print its fencing token, close. */
+const body = (driver: string) => `
+const lh = await Leasehold.connect({ url: process.env.REDIS_URL, driver: '${driver}' });
+const token = await lh.withLock('consumer', async (lease) => lease.fencingToken);
+await lh.close();
+console.log(\`ok ${driver} \${token}\`);
+`;
+
+before(async () => {
+  server = await RedisServer.start();
+  if (!existsSync(join(root, 'dist', 'index.js'))) run(npm, ['run', 'build'], root);
+  scratch = mkdtempSync(join(tmpdir(), 'leasehold-consumer-'));
+  const [packed] = JSON.parse(
+    run(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', scratch], root),
+  ) as [{ filename: string; files: { path: string }[] }];
+  files = packed.files.map((file) => file.path);
+  write(join(scratch, 'package.json'), '{ "name": "scratch", "private": true }\n');
+  // --offline: the tarball has no dependencies to fetch (the drivers are optional peers).
+  run(npm, ['install', '--offline', '--no-audit', '--no-fund', join(scratch, packed.filename)], scratch);
+  for (const driver of ['redis', 'ioredis']) {
+    symlinkSync(join(root, 'node_modules', driver), join(scratch, 'node_modules', driver), 'dir');
+  }
+});
+
+after(async () => {
+  await server?.stop();
+  if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('the packed package', () => {
+  test('ships dist, the Lua scripts, LICENSE and README; no maps, sources or duplicates', () => {
+    const wanted = ['LICENSE', 'README.md', 'package.json', 'dist/index.js', 'dist/index.d.ts'];
+    assert.deepEqual(
+      wanted.filter((file) => !files.includes(file)),
+      [],
+    );
+    assert.ok(files.some((file) => /^dist\/scripts\/.+\.lua$/.test(file)));
+    const stray = files.filter((file) => !/^(LICENSE|README\.md|package\.json|dist\/.+)$/.test(file));
+    assert.deepEqual(stray, []);
+    assert.deepEqual(
+      files.filter((file) => file.endsWith('.map')),
+      [],
+    );
+  });
+
+  test('package.json names the license, repository, homepage and bugs; LICENSE matches', () => {
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    assert.equal(manifest.license, 'MIT');
+    assert.match(readFileSync(join(root, 'LICENSE'), 'utf8'), /^MIT License\n/);
+    assert.match(manifest.repository.url, /github\.com\/leasehold-js\/leasehold/);
+    assert.match(manifest.homepage, /^https:\/\//);
+    assert.match(manifest.bugs.url, /^https:\/\//);
+  });
+
+  test('ESM: import from a .mjs file', () => {
+    write(join(scratch, 'esm.mjs'), `import { Leasehold } from 'leasehold';\n${body('node-redis')}`);
+    const out = run(process.execPath, ['esm.mjs'], scratch, { REDIS_URL: server.url });
+    assert.match(out, /^ok node-redis \d+$/m);
+  });
+
+  test('CommonJS: require() from a .cjs file, the main entry and leasehold/memory', () => {
+    write(
+      join(scratch, 'cjs.cjs'),
+      `const { Leasehold } = require('leasehold');
+const { MemoryBackend } = require('leasehold/memory');
+if (typeof MemoryBackend !== 'function') throw new Error('no MemoryBackend');
+(async () => {${body('ioredis')}})();
+`,
+    );
+    const out = run(process.execPath, ['cjs.cjs'], scratch, { REDIS_URL: server.url });
+    assert.match(out, /^ok ioredis \d+$/m);
+  });
+
+  // Only the package's own types are checked strictly; @types/node comes from this repository.
+  const tsconfig = (options: Record<string, unknown>) =>
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        outDir: 'out',
+        types: ['node'],
+        typeRoots: [join(root, 'node_modules', '@types')],
+        skipLibCheck: true,
+        ...options,
+      },
+      include: ['*.ts'],
+    });
+  // @internal members are stripped from the public types: using one must not compile.
+  const internals = `export function internals(lease: Lease): void {
+  // @ts-expect-error renewAt is @internal
+  lease.renewAt = 0;
+}
+`;
+
+  test('TypeScript nodenext, CommonJS: compiles, then runs under require(esm)', () => {
+    const dir = join(scratch, 'ts-nodenext');
+    write(join(dir, 'package.json'), '{ "type": "commonjs" }\n');
+    write(join(dir, 'tsconfig.json'), tsconfig({ module: 'nodenext', target: 'es2022' }));
+    write(
+      join(dir, 'index.ts'),
+      `import { Leasehold, type Lease } from 'leasehold';
+${internals}
+async function main(): Promise<void> {${body('node-redis')}}
+void main();
+`,
+    );
+    run(process.execPath, [tsc, '-p', dir], dir);
+    const out = run(process.execPath, [join(dir, 'out', 'index.js')], dir, { REDIS_URL: server.url });
+    assert.match(out, /^ok node-redis \d+$/m);
+  });
+
+  test('TypeScript bundler resolution, ESM: compiles, then runs', () => {
+    const dir = join(scratch, 'ts-bundler');
+    write(join(dir, 'package.json'), '{ "type": "module" }\n');
+    write(
+      join(dir, 'tsconfig.json'),
+      tsconfig({ module: 'esnext', moduleResolution: 'bundler', target: 'es2022' }),
+    );
+    write(
+      join(dir, 'index.ts'),
+      `import { Leasehold, type Lease } from 'leasehold';\n${internals}${body('ioredis')}`,
+    );
+    run(process.execPath, [tsc, '-p', dir], dir);
+    const out = run(process.execPath, [join(dir, 'out', 'index.js')], dir, { REDIS_URL: server.url });
+    assert.match(out, /^ok ioredis \d+$/m);
+  });
+});

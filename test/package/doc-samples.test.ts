@@ -1,0 +1,48 @@
+// The docs' code blocks and examples/ run as written (issue 13, item 11): each block that needs
+// only one Redis runs against this file's redis-server (the compile check is the unit suite's),
+// and each example runs with `node --import tsx`, importing 'leasehold' as users do.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+// @ts-expect-error: a plain .mjs script without type declarations
+import { check, execute } from '../../scripts/check-doc-samples.mjs';
+import { RedisServer } from '../harness/redis-server.ts';
+
+const root = resolve(import.meta.dirname, '..', '..');
+let server: RedisServer;
+before(async () => {
+  server = await RedisServer.start();
+});
+after(async () => {
+  await server.stop();
+});
+
+describe('documentation runs as written', () => {
+  test('every README and docs/ block that needs one Redis runs and exits 0', async () => {
+    // execute() runs the files check() compiled, through check()'s tsconfig.
+    assert.ok((check() as { ok: boolean }).ok);
+    const { count, ok, output } = (await execute(server.url)) as {
+      count: number;
+      ok: boolean;
+      output: string;
+    };
+    assert.ok(ok, output);
+    assert.ok(count > 20, `${count} blocks run`);
+  });
+
+  for (const example of readdirSync(join(root, 'examples')).filter((file) => file.endsWith('.ts'))) {
+    test(`examples/${example} imports 'leasehold' and runs`, async () => {
+      const source = readFileSync(join(root, 'examples', example), 'utf8');
+      assert.match(source, /from 'leasehold'/);
+      assert.doesNotMatch(source, /from '\.\.\/src\//);
+      await promisify(execFile)(process.execPath, ['--import', 'tsx', join('examples', example)], {
+        cwd: root,
+        env: { ...process.env, REDIS_URL: server.url },
+        timeout: 30_000,
+      });
+    });
+  }
+});
