@@ -232,7 +232,7 @@ function isRedisUrl(url: unknown): url is string {
  * The client library the application has installed: node-redis first when both are. When
  * neither is, 'node-redis', whose connect() then says to install redis or ioredis.
  */
-function installedDriver(): 'node-redis' | 'ioredis' {
+export function installedDriver(): 'node-redis' | 'ioredis' {
   for (const [pkg, driver] of [
     ['redis', 'node-redis'],
     ['ioredis', 'ioredis'],

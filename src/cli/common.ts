@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { installedDriver } from '../connect-options.ts';
 import { keyFor } from '../context.ts';
 import { IoredisDriver } from '../driver/ioredis.ts';
 import { NodeRedisDriver } from '../driver/node-redis.ts';
@@ -50,7 +51,7 @@ export const connectionOptions = {
 export const connectionHelp = `Connection options:
   --redis <url>       Redis URL (default: $REDIS_URL, else redis://127.0.0.1:6379)
   --prefix <prefix>   key namespace (default: leasehold)
-  --driver <name>     node-redis (default) or ioredis
+  --driver <name>     node-redis or ioredis (default: the one installed, node-redis if both)
   --json              machine-readable output (JSON)
   -h, --help          show this help`;
 
@@ -63,7 +64,7 @@ export interface Connection {
 export function connection(values: { redis?: string; prefix?: string; driver?: string }): Connection {
   const url = values.redis ?? process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
   if (!/^rediss?:\/\//.test(url)) throw new CliError(`--redis must be a redis:// or rediss:// URL: ${url}`);
-  const driver = values.driver ?? 'node-redis';
+  const driver = values.driver ?? installedDriver();
   if (driver !== 'node-redis' && driver !== 'ioredis') {
     throw new CliError(`--driver must be node-redis or ioredis, not ${driver}`);
   }
