@@ -9,7 +9,7 @@
 //   and `'x' .. 5.0` give "5.0" where 5.1 gives "5" (the scripts never format floats that way);
 // - 5.4's additions (integer division, bitwise operators, utf8) are not hidden; 5.1's `unpack`
 //   is provided; Redis's cjson, cmsgpack, struct and bit libraries are not (no script uses them);
-// - strings cross the boundary as UTF-8 text: binary values with NUL bytes do not survive.
+// - strings cross the boundary as UTF-8 text: binary values that are not UTF-8 do not survive.
 // The wasm module is loaded on first use (MemoryDriver.connect), so that importing leasehold costs
 // nothing for programs that never use the memory backend.
 import { createHash } from 'node:crypto';
@@ -28,8 +28,41 @@ export type CommandHost = (args: string[]) => unknown;
 
 type State = number;
 
+/**
+ * The Lua C API as the wasm module exports it. wasmoon's own wrappers (`lua.lua_gettop(...)`)
+ * convert every argument through emscripten's `ccall`, which cost a third of a script's run:
+ * the hot path calls these exports directly and moves strings through a scratch buffer.
+ */
+interface Wasm {
+  HEAPU8: Uint8Array;
+  HEAPU32: Uint32Array;
+  _malloc(size: number): number;
+  _free(pointer: number): void;
+  _lua_absindex(L: State, index: number): number;
+  _lua_createtable(L: State, arrays: number, fields: number): void;
+  _lua_getfield(L: State, index: number, name: number): number;
+  _lua_gettop(L: State): number;
+  _lua_isinteger(L: State, index: number): number;
+  _lua_pcallk(L: State, args: number, results: number, handler: number, ctx: number, k: number): number;
+  _lua_pushboolean(L: State, value: number): void;
+  _lua_pushinteger(L: State, value: bigint): void;
+  _lua_pushlstring(L: State, text: number, length: number): number;
+  _lua_rawgeti(L: State, index: number, n: bigint): number;
+  _lua_rawseti(L: State, index: number, n: bigint): void;
+  _lua_setfield(L: State, index: number, name: number): void;
+  _lua_setglobal(L: State, name: number): void;
+  _lua_settop(L: State, index: number): void;
+  _lua_toboolean(L: State, index: number): number;
+  _lua_tointegerx(L: State, index: number, ok: number): bigint;
+  _lua_tolstring(L: State, index: number, length: number): number;
+  _lua_tonumberx(L: State, index: number, ok: number): number;
+  _lua_type(L: State, index: number): number;
+}
+
 const REGISTRY = -1_001_000; // LUA_REGISTRYINDEX for wasmoon's LUAI_MAXSTACK (1,000,000)
 const T = { nil: 0, boolean: 1, number: 3, string: 4, table: 5 } as const;
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
 
 // Redis's script environment, as far as leasehold's scripts (and the error messages users see)
 // need it: the libraries Redis loads, read-only globals, and the `redis` table.
@@ -54,9 +87,17 @@ let loading: Promise<LuaScripts> | undefined;
 /** The process's Lua VM, shared by every MemoryBackend (scripts run one at a time). */
 export class LuaScripts {
   readonly #lua: LuaWasm;
+  readonly #wasm: Wasm;
   readonly #L: State;
   /** Script source -> registry reference of its compiled chunk. */
   readonly #compiled = new Map<string, number>();
+  /** C strings of the names the hot path uses. */
+  readonly #names: Record<'KEYS' | 'ARGV' | 'ok' | 'err' | 'where', number>;
+  /** A size_t that lua_tolstring writes a string's length to. */
+  readonly #length: number;
+  /** Where strings are encoded on their way into Lua. */
+  #scratch: number;
+  #scratchSize = 1024;
   /** The commands of the script running now. */
   #host: CommandHost | undefined;
 
@@ -73,20 +114,26 @@ export class LuaScripts {
 
   private constructor(lua: LuaWasm) {
     this.#lua = lua;
+    const wasm = lua.module as unknown as Wasm;
+    this.#wasm = wasm;
     const L = lua.luaL_newstate();
     this.#L = L;
+    const name = (text: string) => lua.module.stringToNewUTF8(text);
+    this.#names = {
+      KEYS: name('KEYS'),
+      ARGV: name('ARGV'),
+      ok: name('ok'),
+      err: name('err'),
+      where: name('where'),
+    };
+    this.#length = wasm._malloc(8);
+    this.#scratch = wasm._malloc(this.#scratchSize);
     lua.luaL_openlibs(L);
     this.#check(lua.luaL_loadstring(L, PRELUDE), 'the memory backend could not set up Lua');
-    lua.lua_pushcclosure(
-      L,
-      lua.module.addFunction((from: State) => this.#bridge(from, true), 'ii'),
-      0,
-    );
-    lua.lua_pushcclosure(
-      L,
-      lua.module.addFunction((from: State) => this.#bridge(from, false), 'ii'),
-      0,
-    );
+    for (const raise of [true, false]) {
+      const bridge = lua.module.addFunction((from: State) => this.#bridge(from, raise), 'ii');
+      lua.lua_pushcclosure(L, bridge, 0);
+    }
     this.#check(lua.lua_pcallk(L, 2, 0, 0, 0, null), 'the memory backend could not set up Lua');
   }
 
@@ -95,20 +142,20 @@ export class LuaScripts {
    * RESP2 client decodes it; an error reply is thrown, worded as Redis words it.
    */
   run(source: string, keys: readonly string[], args: readonly string[], host: CommandHost): unknown {
-    const lua = this.#lua;
+    const wasm = this.#wasm;
     const L = this.#L;
-    this.#setArray('KEYS', keys);
-    this.#setArray('ARGV', args);
-    lua.lua_rawgeti(L, REGISTRY, BigInt(this.#chunk(source)));
+    this.#setArray(this.#names.KEYS, keys);
+    this.#setArray(this.#names.ARGV, args);
+    wasm._lua_rawgeti(L, REGISTRY, BigInt(this.#chunk(source)));
     this.#host = host;
     try {
-      if (lua.lua_pcallk(L, 0, 1, 0, 0, null) !== 0) throw this.#scriptError(source);
-      const reply = this.#reply(-1);
+      if (wasm._lua_pcallk(L, 0, 1, 0, 0, 0) !== 0) throw this.#scriptError(source);
+      const reply = this.#reply(L, -1);
       if (reply instanceof Error) throw reply;
       return reply;
     } finally {
       this.#host = undefined;
-      lua.lua_settop(L, 0);
+      wasm._lua_settop(L, 0);
     }
   }
 
@@ -116,8 +163,8 @@ export class LuaScripts {
     let ref = this.#compiled.get(source);
     if (ref === undefined) {
       const lua = this.#lua;
-      if (lua.luaL_loadbufferx(this.#L, source, byteLength(source), '@user_script', 't') !== 0) {
-        const message = lua.lua_tolstring(this.#L, -1, null);
+      if (lua.luaL_loadbufferx(this.#L, source, Buffer.byteLength(source), '@user_script', 't') !== 0) {
+        const message = this.#string(this.#L, -1);
         lua.lua_settop(this.#L, 0);
         throw new Error(`ERR Error compiling script (new function): ${message}`);
       }
@@ -129,20 +176,20 @@ export class LuaScripts {
 
   /** `redis.call` (`raise`) and `redis.pcall`: a C function, called with the command's arguments. */
   #bridge(L: State, raise: boolean): number {
-    const lua = this.#lua;
+    const wasm = this.#wasm;
     let failure: string;
     try {
-      const n = lua.lua_gettop(L);
+      const n = wasm._lua_gettop(L);
       const args: string[] = [];
       for (let i = 1; i <= n; i++) {
-        const type = lua.lua_type(L, i);
-        if (type === T.string) args.push(lua.lua_tolstring(L, i, null));
-        else if (type === T.number) args.push(numberArg(lua, L, i));
+        const type = wasm._lua_type(L, i);
+        if (type === T.string) args.push(this.#string(L, i));
+        else if (type === T.number) args.push(this.#numberArg(L, i));
         else throw new Error('ERR Lua redis lib command arguments must be strings or integers');
       }
       if (n === 0) throw new Error('ERR Please specify at least one argument for this redis lib call');
       const reply = this.#host!(args);
-      lua.lua_settop(L, 0);
+      wasm._lua_settop(L, 0);
       this.#push(L, reply);
       return 1;
     } catch (error) {
@@ -150,90 +197,87 @@ export class LuaScripts {
       failure = error instanceof Error ? error.message : String(error);
     }
     // As Redis 7: the error is a table, with where it happened for the final message.
-    lua.lua_settop(L, 0);
-    lua.lua_createtable(L, 0, 3);
-    lua.lua_pushstring(L, failure);
-    lua.lua_setfield(L, -2, 'err');
-    lua.luaL_where(L, 1);
-    lua.lua_setfield(L, -2, 'where');
-    return raise ? lua.lua_error(L) : 1;
+    wasm._lua_settop(L, 0);
+    wasm._lua_createtable(L, 0, 2);
+    this.#pushString(L, failure);
+    wasm._lua_setfield(L, -2, this.#names.err);
+    this.#lua.luaL_where(L, 1);
+    wasm._lua_setfield(L, -2, this.#names.where);
+    return raise ? this.#lua.lua_error(L) : 1;
   }
 
   /** Pushes a command's reply as Redis converts it for Lua (nil as false, status as {ok=}). */
   #push(L: State, reply: unknown): void {
-    const lua = this.#lua;
-    if (typeof reply === 'number') lua.lua_pushinteger(L, BigInt(reply));
-    else if (typeof reply === 'string') lua.lua_pushstring(L, reply);
+    const wasm = this.#wasm;
+    if (typeof reply === 'number') wasm._lua_pushinteger(L, BigInt(reply));
+    else if (typeof reply === 'string') this.#pushString(L, reply);
     else if (Array.isArray(reply)) {
-      lua.lua_createtable(L, reply.length, 0);
-      for (const [i, item] of reply.entries()) {
-        this.#push(L, item);
-        lua.lua_rawseti(L, -2, BigInt(i + 1));
+      wasm._lua_createtable(L, reply.length, 0);
+      for (let i = 0; i < reply.length; i++) {
+        this.#push(L, reply[i]);
+        wasm._lua_rawseti(L, -2, BigInt(i + 1));
       }
     } else if (reply !== null && typeof reply === 'object' && 'ok' in reply) {
-      lua.lua_createtable(L, 0, 1);
-      lua.lua_pushstring(L, String(reply.ok));
-      lua.lua_setfield(L, -2, 'ok');
-    } else lua.lua_pushboolean(L, 0);
+      wasm._lua_createtable(L, 0, 1);
+      this.#pushString(L, String(reply.ok));
+      wasm._lua_setfield(L, -2, this.#names.ok);
+    } else wasm._lua_pushboolean(L, 0);
   }
 
   /** The value at `index` as Redis converts a script's reply, decoded as a RESP2 client would. */
-  #reply(index: number): unknown {
-    const lua = this.#lua;
-    const L = this.#L;
-    switch (lua.lua_type(L, index)) {
+  #reply(L: State, index: number): unknown {
+    const wasm = this.#wasm;
+    switch (wasm._lua_type(L, index)) {
       case T.number:
-        return lua.lua_isinteger(L, index)
-          ? Number(lua.lua_tointegerx(L, index, null))
-          : Math.trunc(lua.lua_tonumberx(L, index, null));
+        return wasm._lua_isinteger(L, index)
+          ? Number(wasm._lua_tointegerx(L, index, 0))
+          : Math.trunc(wasm._lua_tonumberx(L, index, 0));
       case T.string:
-        return lua.lua_tolstring(L, index, null);
+        return this.#string(L, index);
       case T.boolean:
-        return lua.lua_toboolean(L, index) ? 1 : null;
+        return wasm._lua_toboolean(L, index) ? 1 : null;
       case T.table:
-        return this.#table(lua.lua_absindex(L, index));
+        return this.#table(L, wasm._lua_absindex(L, index));
       default:
         return null;
     }
   }
 
-  #table(index: number): unknown {
-    const lua = this.#lua;
-    const L = this.#L;
-    const err = this.#field(index, 'err');
+  #table(L: State, index: number): unknown {
+    const wasm = this.#wasm;
+    const err = this.#field(L, index, this.#names.err);
     if (err !== undefined) return new Error(err);
-    const ok = this.#field(index, 'ok');
+    const ok = this.#field(L, index, this.#names.ok);
     if (ok !== undefined) return ok;
     const out: unknown[] = [];
     // Like Redis: the array ends at the first nil.
-    for (let i = 1; lua.lua_rawgeti(L, index, BigInt(i)) !== T.nil; i++) {
-      out.push(this.#reply(-1));
-      lua.lua_settop(L, -2);
+    for (let i = 1; wasm._lua_rawgeti(L, index, BigInt(i)) !== T.nil; i++) {
+      out.push(this.#reply(L, -1));
+      wasm._lua_settop(L, -2);
     }
-    lua.lua_settop(L, -2);
+    wasm._lua_settop(L, -2);
     return out;
   }
 
   /** A string field of the table at `index`, or undefined. */
-  #field(index: number, name: string): string | undefined {
-    const lua = this.#lua;
-    const type = lua.lua_getfield(this.#L, index, name);
-    const value = type === T.string ? lua.lua_tolstring(this.#L, -1, null) : undefined;
-    lua.lua_settop(this.#L, -2);
+  #field(L: State, index: number, name: number): string | undefined {
+    const type = this.#wasm._lua_getfield(L, index, name);
+    const value = type === T.string ? this.#string(L, -1) : undefined;
+    this.#wasm._lua_settop(L, -2);
     return value;
   }
 
   /** The error a failed script replies with, worded as Redis 7 and 8 word it. */
   #scriptError(source: string): Error {
-    const lua = this.#lua;
+    const L = this.#L;
     const sha = createHash('sha1').update(source).digest('hex');
     let message: string;
     let where: string;
-    if (lua.lua_type(this.#L, -1) === T.table) {
-      message = this.#field(-1, 'err') ?? 'ERR unknown error';
-      where = this.#field(-1, 'where') ?? '';
+    if (this.#wasm._lua_type(L, -1) === T.table) {
+      message = this.#field(L, -1, this.#names.err) ?? 'ERR unknown error';
+      where = this.#field(L, -1, this.#names.where) ?? '';
     } else {
-      const text = lua.lua_tolstring(this.#L, -1, null) ?? 'unknown error';
+      const text = this.#string(L, -1);
       message = `ERR ${text}`;
       where = /^(user_script:\d+):/.exec(text)?.[1] ?? '';
     }
@@ -241,29 +285,51 @@ export class LuaScripts {
     return new Error(`${message} script: ${sha}${where === '' ? '' : `, on @${where}`}.`);
   }
 
-  #setArray(name: string, values: readonly string[]): void {
-    const lua = this.#lua;
+  #setArray(name: number, values: readonly string[]): void {
+    const wasm = this.#wasm;
     const L = this.#L;
-    lua.lua_createtable(L, values.length, 0);
-    for (const [i, value] of values.entries()) {
-      lua.lua_pushstring(L, value);
-      lua.lua_rawseti(L, -2, BigInt(i + 1));
+    wasm._lua_createtable(L, values.length, 0);
+    for (let i = 0; i < values.length; i++) {
+      this.#pushString(L, values[i]!);
+      wasm._lua_rawseti(L, -2, BigInt(i + 1));
     }
-    lua.lua_setglobal(L, name);
+    wasm._lua_setglobal(L, name);
+  }
+
+  /** The string (or number, converted in place as lua_tolstring does) at `index`. */
+  #string(L: State, index: number): string {
+    const wasm = this.#wasm;
+    const pointer = wasm._lua_tolstring(L, index, this.#length);
+    if (pointer === 0) return '';
+    const length = wasm.HEAPU32[this.#length >> 2]!;
+    return decoder.decode(wasm.HEAPU8.subarray(pointer, pointer + length));
+  }
+
+  #pushString(L: State, text: string): void {
+    const wasm = this.#wasm;
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    if (text.length * 3 > this.#scratchSize) {
+      wasm._free(this.#scratch);
+      this.#scratchSize = text.length * 3;
+      this.#scratch = wasm._malloc(this.#scratchSize);
+    }
+    const { written } = encoder.encodeInto(
+      text,
+      wasm.HEAPU8.subarray(this.#scratch, this.#scratch + this.#scratchSize),
+    );
+    wasm._lua_pushlstring(L, this.#scratch, written);
+  }
+
+  /** A number argument of redis.call as Redis sends it: the double's shortest decimal form. */
+  #numberArg(L: State, index: number): string {
+    const wasm = this.#wasm;
+    return wasm._lua_isinteger(L, index)
+      ? String(Number(wasm._lua_tointegerx(L, index, 0)))
+      : String(wasm._lua_tonumberx(L, index, 0));
   }
 
   #check(status: number, what: string): void {
     if (status === 0) return;
-    const message = this.#lua.lua_tolstring(this.#L, -1, null);
-    throw new Error(`${what}: ${message}`);
+    throw new Error(`${what}: ${this.#string(this.#L, -1)}`);
   }
 }
-
-/** A number argument of redis.call as Redis sends it: the double's shortest decimal form. */
-function numberArg(lua: LuaWasm, L: State, index: number): string {
-  return lua.lua_isinteger(L, index)
-    ? String(Number(lua.lua_tointegerx(L, index, null)))
-    : String(lua.lua_tonumberx(L, index, null));
-}
-
-const byteLength = (text: string): number => Buffer.byteLength(text, 'utf8');
