@@ -32,13 +32,14 @@ const matrix = {
 /**
  * What `servers` runs on each line: every suite whose outcome depends on how the server tracks
  * keys (holders and waiters of every primitive, every topology, the contracts, the notification
- * canary), and the short safety run. The CLI, fuzz, model and memory-twin suites do not.
+ * canary, the memory backend's scripts against the server's), and the short safety run. The CLI,
+ * fuzz and model suites do not.
  */
 const SERVER_SUITES = [
   {
     dir: 'integration',
     names:
-      /^(mutex|mutex-faults|mutex-processes|own-client|quorum|cluster|sentinel|semaphore|rwlock|fair|election|conformance-redis|redis-contract|script-tracking|restart-empty|events|notifications|doctor|release-race|extend-race)\.test\.ts$/,
+      /^(mutex|mutex-faults|mutex-processes|own-client|quorum|cluster|sentinel|semaphore|rwlock|fair|election|conformance-redis|redis-contract|script-tracking|memory-scripts|restart-empty|events|notifications|doctor|release-race|extend-race)\.test\.ts$/,
     envs: [tracked('node-redis'), tracked('ioredis')],
   },
   { dir: 'fault', names: /^safety\.test\.ts$/, envs: [tracked('node-redis')] },

@@ -18,12 +18,7 @@ export {
 export type { LeaseholdEvents } from './events.ts';
 export { Lease } from './lease.ts';
 export { Leasehold } from './leasehold.ts';
-export {
-  defineMemoryScript,
-  MemoryBackend,
-  type MemoryScript,
-  type MemoryScriptCall,
-} from './memory/index.ts';
+export { MemoryBackend } from './memory/index.ts';
 export type { AcquireOptions } from './options.ts';
 export type { Election, Leader, LeadershipChange, Term } from './primitives/election.ts';
 export type { FairLock } from './primitives/fair.ts';

@@ -43,9 +43,10 @@ export interface MemoryClient {
  * (for example in a unit test) and they coordinate exactly as if they shared a Redis, with
  * notifications, fencing tokens and TTLs, but without a server and in microseconds.
  *
- * Tracking follows Redis 7.0's default mode with NOLOOP: a client is told (once) about a key it
- * has read, when another client writes or deletes it or when it expires. Unlike Redis, expiry is
- * reported on time (a timer per backend), not seconds late.
+ * Scripts are the same Lua files Redis runs, in a Lua VM (see lua.ts). Tracking follows the
+ * default mode of Redis >= 7.2 with NOLOOP: a client is told (once) about a key it has read, by a
+ * read-only command or inside a script, when another client writes or deletes it or when it
+ * expires. Unlike Redis, expiry is reported on time (a timer per backend), not seconds late.
  *
  * @example
  * import { Leasehold, MemoryBackend } from 'leasehold';
@@ -95,9 +96,8 @@ export class MemoryBackend {
     }
   }
 
-  /** @internal A read by `client`: returns the value and arms tracking of `key` for it. */
-  get(key: string, client?: MemoryClient): string | null {
-    this.track(key, client);
+  /** @internal GET */
+  get(key: string): string | null {
     return this.typed(key, 'string') ?? null;
   }
 
@@ -142,15 +142,14 @@ export class MemoryBackend {
   }
 
   /** @internal Remaining TTL in ms: -2 missing, -1 no TTL (Redis's PTTL). */
-  pttl(key: string, client?: MemoryClient): number {
-    this.track(key, client);
+  pttl(key: string): number {
     const entry = this.#live(key);
     if (entry === undefined) return -2;
     if (entry.expiresAt === undefined) return -1;
     return Math.max(0, Math.ceil(entry.expiresAt - this.#now()));
   }
 
-  /** @internal Arms tracking of `key` for `client` (a script's read arms all its declared keys). */
+  /** @internal Arms tracking of `key` for `client`, after a read-only command read it. */
   track(key: string, client: MemoryClient | undefined): void {
     if (client === undefined || !client.tracking) return;
     let set = this.#trackers.get(key);

@@ -5,10 +5,12 @@ export interface CommandSpec {
   /** Arguments after the name, at least. */
   readonly arity: number;
   /**
-   * A read: once it has run, tracking of the command's keys is armed (inside a script: of the
-   * script's declared KEYS, as Redis 7.0 does).
+   * A read-only command: once it has run, tracking of the keys it read is armed for the caller,
+   * inside a script too (Redis >= 7.2's rule: only the keys a script's reads actually touch).
    */
   readonly read?: true;
+  /** Replies with a status (`+OK`), which a script sees as `{ok = ...}`, not as a string. */
+  readonly status?: true;
   run(store: MemoryBackend, args: readonly string[], by: MemoryClient | undefined): unknown;
 }
 

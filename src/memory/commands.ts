@@ -15,6 +15,7 @@ const basicCommands: Record<string, CommandSpec> = {
   GET: { arity: 1, read: true, run: (store, [key = '']) => store.get(key) },
   SET: {
     arity: 2,
+    status: true,
     run(store, [key = '', value = '', ...flags], by) {
       const words = upper(flags, 0);
       let px: number | undefined;
@@ -41,7 +42,7 @@ const basicCommands: Record<string, CommandSpec> = {
     read: true,
     run: (store, keys) => keys.filter((key) => store.type(key) !== 'none').length,
   },
-  TYPE: { arity: 1, read: true, run: (store, [key = '']) => store.type(key) },
+  TYPE: { arity: 1, read: true, status: true, run: (store, [key = '']) => store.type(key) },
   PTTL: { arity: 1, read: true, run: (store, [key = '']) => store.pttl(key) },
   PEXPIRE: {
     arity: 2,
@@ -56,8 +57,8 @@ const basicCommands: Record<string, CommandSpec> = {
       return [String(Math.floor(micros / 1e6)), String(micros % 1e6)];
     },
   },
-  FLUSHALL: { arity: 0, run: flush },
-  FLUSHDB: { arity: 0, run: flush },
+  FLUSHALL: { arity: 0, status: true, run: flush },
+  FLUSHDB: { arity: 0, status: true, run: flush },
   HSET: {
     arity: 3,
     run(store, [key = '', ...pairs], by) {
@@ -104,25 +105,32 @@ const commands: Record<string, CommandSpec> = { ...basicCommands, ...zsetCommand
 
 /**
  * Runs one command against `store` for client `by` and returns its reply as a RESP2 client
- * decodes it (integers as numbers, bulk strings as strings, nil as null, arrays), or throws
- * Redis's error. `armed` runs after a read, to arm client tracking.
+ * decodes it (integers as numbers, bulk and status strings as strings, nil as null, arrays), or
+ * throws Redis's error. A read-only command arms tracking of the keys it read for `by`, also when
+ * it fails.
+ * `statuses`: a status reply comes back as `{ ok }` (what a script sees) instead of a string.
  * @internal
  */
 export function runCommand(
   store: MemoryBackend,
   args: readonly string[],
   by: MemoryClient | undefined,
-  armed: (keys: readonly string[]) => void,
+  statuses = false,
 ): unknown {
   const [name = '', ...rest] = args;
-  const spec = Object.hasOwn(commands, name.toUpperCase()) ? commands[name.toUpperCase()] : undefined;
+  const upperName = name.toUpperCase();
+  const spec = Object.hasOwn(commands, upperName) ? commands[upperName] : undefined;
   if (spec === undefined) {
     throw new Error(`ERR the memory backend does not support the command '${name}'`);
   }
   if (rest.length < spec.arity) {
     throw new Error(`ERR wrong number of arguments for '${name.toLowerCase()}' command`);
   }
-  const reply = spec.run(store, rest, by);
-  if (spec.read) armed(name.toUpperCase() === 'EXISTS' ? rest : rest.slice(0, 1));
-  return reply;
+  try {
+    const reply = spec.run(store, rest, by);
+    return statuses && spec.status && typeof reply === 'string' ? { ok: reply } : reply;
+  } finally {
+    // Redis arms the keys of a read that failed too (GET of a hash: WRONGTYPE, yet tracked).
+    if (spec.read) for (const key of upperName === 'EXISTS' ? rest : rest.slice(0, 1)) store.track(key, by);
+  }
 }

@@ -1,7 +1,7 @@
 import type { Driver, DriverHandlers, ScriptCall, TrackingProof } from '../driver/types.ts';
 import type { MemoryBackend, MemoryClient } from './backend.ts';
 import { runCommand } from './commands.ts';
-import { memoryScript } from './scripts.ts';
+import { LuaScripts } from './lua.ts';
 
 const noHandlers: DriverHandlers = { invalidate() {}, reset() {}, disconnected() {}, proven() {} };
 
@@ -13,17 +13,18 @@ const noHandlers: DriverHandlers = { invalidate() {}, reset() {}, disconnected()
  */
 export class MemoryDriver implements Driver {
   readonly tracking: boolean;
-  /** The store delivers every push it owes (it emulates Redis 7.0's rule): nothing to prove. */
+  /** The store delivers every push it owes (it emulates Redis >= 7.2's rule): nothing to prove. */
   readonly proof: TrackingProof | undefined;
   readonly #store: MemoryBackend;
   readonly #client: MemoryClient;
   #handlers = noHandlers;
   #open = false;
+  #lua: LuaScripts | undefined;
 
   constructor(store: MemoryBackend, tracking: boolean) {
     this.#store = store;
     this.tracking = tracking;
-    this.proof = tracking ? { ok: true, rule: 'declared-keys', ms: 0 } : undefined;
+    this.proof = tracking ? { ok: true, rule: 'read-keys', ms: 0 } : undefined;
     this.#client = {
       tracking,
       push: (keys) => {
@@ -39,6 +40,7 @@ export class MemoryDriver implements Driver {
   }
 
   async connect(): Promise<void> {
+    this.#lua = await LuaScripts.load();
     this.#store.attach(this.#client);
     this.#open = true;
   }
@@ -48,31 +50,18 @@ export class MemoryDriver implements Driver {
     this.#store.detach(this.#client);
   }
 
+  /**
+   * Runs the script's own Lua source, as Redis would: its commands go to the store as this
+   * connection's, so that its reads arm tracking (of exactly the keys read, as Redis >= 7.2 does)
+   * and its writes skip notifying this connection (NOLOOP).
+   */
   async eval(call: ScriptCall): Promise<unknown> {
     this.#checkOpen();
-    const script = memoryScript(call.script.name);
-    if (script === undefined) {
-      throw new Error(`ERR the memory backend has no implementation of the script "${call.script.name}"`);
-    }
-    const { keys, args } = call;
+    const lua = this.#lua ?? (await LuaScripts.load());
     const store = this.#store;
     const client = this.#client;
-    // Redis 7.0: a read inside a script arms tracking of the script's declared KEYS.
-    const armKeys = () => {
-      for (const key of keys) store.track(key, client);
-    };
     return store.atomically(() =>
-      script({
-        store,
-        keys,
-        args,
-        client,
-        read: (value) => {
-          armKeys();
-          return value;
-        },
-        call: (...command) => runCommand(store, command.map(String), client, armKeys),
-      }),
+      lua.run(call.script.source, call.keys, call.args, (args) => runCommand(store, args, client, true)),
     );
   }
 
@@ -87,11 +76,7 @@ export class MemoryDriver implements Driver {
    */
   async command(args: readonly string[]): Promise<unknown> {
     this.#checkOpen();
-    const store = this.#store;
-    const client = this.#client;
-    return runCommand(store, args, client, (keys) => {
-      for (const key of keys) store.track(key, client);
-    });
+    return runCommand(this.#store, args, this.#client);
   }
 
   #checkOpen(): void {

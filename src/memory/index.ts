@@ -3,4 +3,3 @@
  * @module
  */
 export { MemoryBackend } from './backend.ts';
-export { defineMemoryScript, type MemoryScript, type MemoryScriptCall } from './scripts.ts';

@@ -26,3 +26,15 @@ export function redisServerVersion(): string {
   }
   return version;
 }
+
+/**
+ * Which keys a script arms for client tracking on the server under test (DESIGN.md section 2):
+ * Redis <= 7.0 every declared key once the script reads anything; Redis >= 7.2 and Valkey only
+ * the keys its read-only commands read.
+ */
+export function serverTrackingRule(): 'declared-keys' | 'read-keys' {
+  const [product, version = ''] = redisServerVersion().split(' ');
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  if (product === 'Valkey') return 'read-keys';
+  return major > 7 || (major === 7 && minor >= 2) ? 'read-keys' : 'declared-keys';
+}

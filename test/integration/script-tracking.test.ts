@@ -11,7 +11,7 @@ import { createClient } from 'redis';
 import { loadScript, type Script, scripts } from '../../src/scripts/index.ts';
 import { uniquePrefix } from '../harness/leasehold.ts';
 import { RedisServer } from '../harness/redis-server.ts';
-import { redisServerVersion } from '../harness/server-binary.ts';
+import { redisServerVersion, serverTrackingRule } from '../harness/server-binary.ts';
 
 let server: RedisServer;
 before(async () => {
@@ -24,12 +24,7 @@ after(async () => {
 const script = (name: string): Script => loadScript(name);
 
 /** The rule the server under test should follow, from its version. */
-function expectedRule(): 'declared-keys' | 'read-keys' {
-  const [product, version = ''] = redisServerVersion().split(' ');
-  const [major = 0, minor = 0] = version.split('.').map(Number);
-  if (product === 'Valkey') return 'read-keys';
-  return major > 7 || (major === 7 && minor >= 2) ? 'read-keys' : 'declared-keys';
-}
+const expectedRule = serverTrackingRule;
 
 /**
  * Runs `setup` on a plain connection, the script on a tracked one (RESP3, NOLOOP, as leasehold's

@@ -2,6 +2,7 @@
 // client tracking. The primitives on top of it are covered by the conformance suites
 // (conformance-memory.test.ts), which run the same tests against a real Redis.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Leasehold, MemoryBackend } from '../../src/index.ts';
@@ -28,7 +29,12 @@ async function connection(backend: MemoryBackend, tracking = true) {
   return { driver, run, heard };
 }
 
-const script = (name: string): Script => ({ name, source: '', sha: '' });
+/** A script of src/scripts/, by name, or inline Lua. */
+const script = (name: string, source?: string): Script => ({
+  name,
+  source: source ?? readFileSync(new URL(`../../src/scripts/${name}.lua`, import.meta.url), 'utf8'),
+  sha: '',
+});
 
 describe('memory backend', () => {
   test('every primitive runs on backend: "memory" (MemoryBackend.shared)', async () => {
@@ -173,22 +179,40 @@ describe('memory backend', () => {
     assert.deepEqual(await untracked.heard(), []);
   });
 
-  test('a read inside a script arms tracking of all its declared keys, as in Redis 7.0', async () => {
+  test('a script arms tracking of exactly the keys its reads touched, as Redis >= 7.2 does', async () => {
     const backend = new MemoryBackend();
     const a = await connection(backend);
     const b = await connection(backend);
-    // semaphore-count reads only the set (ZCOUNT), yet every declared key is tracked.
+    // semaphore-count reads only the set (ZCOUNT): the other declared key is not tracked.
     await a.driver.eval({ script: script('semaphore-count'), keys: ['set', 'other'], args: [] });
     await b.run('SET', 'other', 'x');
-    assert.deepEqual(await a.heard(), [['other']]);
+    await b.run('ZADD', 'set', 1, 'm');
+    assert.deepEqual(await a.heard(), [['set']]);
     // rwlock-withdraw only writes (ZREM): nothing is tracked.
-    await b.run('ZADD', 'waiting', 1, 'w');
-    await a.driver.eval({ script: script('rwlock-withdraw'), keys: ['waiting'], args: ['w'] });
-    await b.run('ZADD', 'waiting', 1, 'w');
+    await a.driver.eval({ script: script('rwlock-withdraw'), keys: ['set'], args: ['m'] });
+    await b.run('ZADD', 'set', 1, 'm');
     assert.deepEqual(await a.heard(), []);
+    // A read, then the script's own write: disarmed again (with no push to itself, NOLOOP).
+    const readThenWrite = script(
+      'inline',
+      "redis.call('GET', KEYS[1]) return redis.call('SET', KEYS[1], 'v')",
+    );
+    assert.equal(await a.driver.eval({ script: readThenWrite, keys: ['k'], args: [] }), 'OK');
+    await b.run('SET', 'k', 'w');
+    assert.deepEqual(await a.heard(), []);
+  });
+
+  test('a script error replies as Redis words it; the store keeps what ran before it', async () => {
+    const { driver, run } = await connection(new MemoryBackend());
+    const failing = script('inline', "redis.call('SET', KEYS[1], 'v') return redis.call('INCR', KEYS[1])");
     await assert.rejects(
-      a.driver.eval({ script: script('no-such-script'), keys: [], args: [] }),
-      /no implementation of the script "no-such-script"/,
+      driver.eval({ script: failing, keys: ['k'], args: [] }),
+      /^Error: ERR value is not an integer or out of range script: [0-9a-f]{40}, on @user_script:1\.$/,
+    );
+    assert.equal(await run('GET', 'k'), 'v', 'no rollback, as on Redis');
+    await assert.rejects(
+      driver.eval({ script: script('inline', 'return +'), keys: [], args: [] }),
+      /^Error: ERR Error compiling script \(new function\): user_script:1: unexpected symbol near '\+'$/,
     );
   });
 });
