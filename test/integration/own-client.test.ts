@@ -14,6 +14,7 @@ import {
   uniquePrefix,
   within,
 } from '../harness/leasehold.ts';
+import { until } from '../harness/poll.ts';
 import { RedisServer } from '../harness/redis-server.ts';
 import { command } from '../harness/resp.ts';
 
@@ -51,21 +52,26 @@ describe(`a user's own client (${mode})`, () => {
       testDriver === 'ioredis'
         ? new Redis(server.url, { lazyConnect: true })
         : createClient({ url: server.url });
-    const lh = await Leasehold.connect({ client, prefix: uniquePrefix(), notifications: testNotifications });
-    const lease = await within(
-      lh.acquire('fresh', { timeout: 2_000 }),
-      3_000,
-      'acquire on a client connected for us',
+    const lh = await within(
+      Leasehold.connect({ client, prefix: uniquePrefix(), notifications: testNotifications }),
+      10_000,
+      'connect() with a client not connected yet',
     );
-    assert.equal(await lh.tryAcquire('fresh'), undefined);
-    await lease.release();
-    await lh.close();
-    if (client instanceof Redis) {
-      assert.equal(await client.ping(), 'PONG');
-      client.disconnect();
-    } else {
-      assert.equal(await client.ping(), 'PONG');
-      client.destroy();
+    try {
+      const lease = await within(
+        lh.acquire('fresh', { timeout: 2_000 }),
+        3_000,
+        'acquire on a client connected for us',
+      );
+      assert.equal(await lh.tryAcquire('fresh'), undefined);
+      await lease.release();
+      await lh.close();
+      assert.equal(client instanceof Redis ? await client.ping() : await client.ping(), 'PONG');
+    } finally {
+      // Never leave a connection behind on failure (see exercise() below).
+      await lh.close();
+      if (client instanceof Redis) client.disconnect();
+      else client.destroy();
     }
   });
 
@@ -80,7 +86,31 @@ describe(`a user's own client (${mode})`, () => {
       notifications: testNotifications,
       retryDelay: 20,
     });
-    assert.equal(await clientCount(), before + (tracking ? 1 : 0));
+    try {
+      await exercise(lh, user, before, prefix);
+    } finally {
+      // A failed assertion must not leave connections behind: a client still connected when the
+      // server stops reconnects forever and keeps this file's process alive (a CI run hung on it).
+      await lh.close();
+      await user.close();
+    }
+  });
+});
+
+async function exercise(
+  lh: Leasehold,
+  user: { ping(): Promise<unknown> },
+  before: number,
+  prefix: string,
+): Promise<void> {
+  {
+    // The notification canary runs after connect() resolves and opens a short-lived connection
+    // of its own to poke its key; count once it has come and gone.
+    await until(
+      'only the notification connection to stay open',
+      async () => (await clientCount()) === before + (tracking ? 1 : 0),
+      { timeout: 5_000, interval: 20 },
+    );
 
     const lease = await lh.acquire('own');
     assert.equal(await command(server.port, ['GET', lockKey(prefix, 'own')]), lease.token);
@@ -97,7 +127,9 @@ describe(`a user's own client (${mode})`, () => {
 
     await lh.close();
     assert.equal(await user.ping(), 'PONG', "the user's client stays open");
-    assert.equal(await clientCount(), before);
-    await user.close();
-  });
-});
+    await until("only the user's client to stay connected", async () => (await clientCount()) === before, {
+      timeout: 5_000,
+      interval: 20,
+    });
+  }
+}
