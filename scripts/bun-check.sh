@@ -14,6 +14,9 @@ server=$!
 trap 'kill "$server" 2>/dev/null' EXIT
 until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.05; done
 echo "Bun $("$bun" --version), $(redis-server --version | cut -d' ' -f1-3)"
+# Why a cross-process checker must not use process.hrtime under Bun: what a fresh process reads.
+clock='console.log((Number(process.hrtime.bigint()) / 1e6).toFixed(1))'
+echo "process.hrtime in a fresh process: Bun $("$bun" -e "$clock") ms, Node $(node -e "$clock") ms (host uptime $(cut -d' ' -f1 /proc/uptime) s)"
 status=0
 for driver in node-redis ioredis; do
   prefix="bun-check-$driver-$$"

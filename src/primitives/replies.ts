@@ -8,7 +8,7 @@ export function toNumber(value: unknown): number {
   throw new RedisCommandError(`unexpected reply from Redis: ${JSON.stringify(value)}`);
 }
 
-/** A fencing token (sent as a string by the scripts, exact beyond 2^53). */
+/** A fencing token: an integer reply (acquire.lua) or a string (scripts that format it exactly). */
 export function toFence(value: unknown): bigint {
   if (typeof value === 'string' || typeof value === 'number') return BigInt(value);
   if (value instanceof Uint8Array) return BigInt(Buffer.from(value).toString());

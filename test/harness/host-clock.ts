@@ -7,7 +7,7 @@
  * (test/harness/skew-clock.ts) patches `performance.now` and `Date.now`, never this.
  *
  * Node only: Bun's `process.hrtime` counts from its own process start (measured with Bun 1.4.5:
- * about 3-6 ms in a fresh process), so timestamps from two Bun processes do not compare. A checker
+ * a few ms in a fresh process, 3-9 ms; scripts/bun-check.sh prints it), so timestamps from two Bun processes do not compare. A checker
  * that compared them would report overlaps the lock never had.
  */
 if ((process.versions as Record<string, string | undefined>)['bun'] !== undefined) {
