@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { addUserWithoutTracking } from '../harness/acl.ts';
 import { mode, testDriver, tracking } from '../harness/leasehold.ts';
 import { RedisServer } from '../harness/redis-server.ts';
-import { command } from '../harness/resp.ts';
 import { redisServerVersion } from '../harness/server-binary.ts';
 
 const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
@@ -14,17 +14,7 @@ const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 let server: RedisServer;
 before(async () => {
   server = await RedisServer.start();
-  await command(server.port, [
-    'ACL',
-    'SETUSER',
-    'notrack',
-    'on',
-    '>secret',
-    '~*',
-    '&*',
-    '+@all',
-    '-client|tracking',
-  ]);
+  await addUserWithoutTracking(server.port);
 });
 after(async () => {
   await server.stop();

@@ -9,26 +9,16 @@ import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
 import { CHANNELS } from '../../src/diagnostics.ts';
 import { type Leasehold, type LeaseholdEvents, NotificationsError } from '../../src/index.ts';
+import { addUserWithoutTracking } from '../harness/acl.ts';
 import { connect, mode, testDriver, tracking, uniquePrefix, within } from '../harness/leasehold.ts';
 import { FaultProxy } from '../harness/proxy.ts';
 import { RedisServer } from '../harness/redis-server.ts';
-import { command } from '../harness/resp.ts';
 import { redisServerVersion } from '../harness/server-binary.ts';
 
 let server: RedisServer;
 before(async () => {
   server = await RedisServer.start();
-  await command(server.port, [
-    'ACL',
-    'SETUSER',
-    'notrack',
-    'on',
-    '>secret',
-    '~*',
-    '&*',
-    '+@all',
-    '-client|tracking',
-  ]);
+  await addUserWithoutTracking(server.port);
 });
 after(async () => {
   await server.stop();
