@@ -1,7 +1,10 @@
-// The build step tsc cannot do: copy the Lua scripts next to the compiled loader.
+// The build step tsc cannot do: copy the Lua scripts (and the includes they share) next to the
+// compiled loader.
 import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 
-mkdirSync('dist/scripts', { recursive: true });
-for (const file of readdirSync('src/scripts')) {
-  if (file.endsWith('.lua')) copyFileSync(`src/scripts/${file}`, `dist/scripts/${file}`);
+for (const dir of ['scripts', 'scripts/includes']) {
+  mkdirSync(`dist/${dir}`, { recursive: true });
+  for (const file of readdirSync(`src/${dir}`)) {
+    if (file.endsWith('.lua')) copyFileSync(`src/${dir}/${file}`, `dist/${dir}/${file}`);
+  }
 }

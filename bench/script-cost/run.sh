@@ -4,7 +4,8 @@
 # call takes the granted path), on a private redis-server on a free port, stopped by its pid.
 #   floor.lua   SET NX PX only: what any script costs
 #   before.lua  the fencing token as max(last + 1, TIME in us) on every acquisition (until 2026-11-23)
-#   now.lua     INCR, seeded from TIME only when the counter is missing (src/scripts/acquire.lua)
+#   inline.lua  INCR, seeded from TIME only when the counter is missing, written inline
+#   now.lua     the same through src/scripts/includes/next-fence.lua, as src/scripts/acquire.lua runs it
 # Use: bash bench/script-cost/run.sh [redis-server binary]   (e.g. .servers/valkey-8.0/redis-server)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -15,8 +16,10 @@ pid=$!
 trap 'kill "$pid" 2>/dev/null' EXIT
 until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.05; done
 echo "$("$bin" --version | cut -d' ' -f1-3)"
-for variant in floor before now; do
-  sha=$(redis-cli -p "$port" SCRIPT LOAD "$(cat "$here/$variant.lua")")
+# Includes expanded as the library's loader expands them (src/scripts/index.ts).
+expand() { sed -e '/^--- @include "next-fence"$/{r '"$here"'/../../src/scripts/includes/next-fence.lua' -e 'd}' "$1"; }
+for variant in floor before inline now; do
+  sha=$(redis-cli -p "$port" SCRIPT LOAD "$(expand "$here/$variant.lua")")
   redis-cli -p "$port" CONFIG RESETSTAT >/dev/null
   redis-benchmark -p "$port" -n 200000 -c 8 -q EVALSHA "$sha" 2 lock fence token 10000 >/dev/null 2>&1
   per=$(redis-cli -p "$port" INFO commandstats | sed -n 's/.*cmdstat_evalsha:.*usec_per_call=\([0-9.]*\).*/\1/p')

@@ -3,6 +3,7 @@ import type { Driver, ScriptCall } from '../driver/types.ts';
 import { RedisCommandError, toLeaseholdError, toOutcomes } from '../errors.ts';
 import { scripts } from '../scripts/index.ts';
 import { confirmDurable, durabilityEpoch } from './durability.ts';
+import { toFence } from './replies.ts';
 
 /** The two keys of one mutex: the lock and its fencing counter (same hash tag). */
 export interface MutexKeys {
@@ -69,7 +70,7 @@ export class SingleNodeBackend implements MutexBackend {
     const reply = await this.#driver.eval(forceCall(keys, token, ttl)).catch((error: unknown) => {
       throw toLeaseholdError(error, 'forceAcquire');
     });
-    const fence = parseFence(reply);
+    const fence = toFence(reply);
     await confirmDurable(this.#driver, keys.name, keys.lock, token, epoch);
     return fence;
   }
@@ -116,11 +117,5 @@ export function parseAcquire(reply: unknown): AcquireReply {
     throw new RedisCommandError(`unexpected reply from the acquire script: ${JSON.stringify(reply)}`);
   }
   const [ok, value] = reply as [unknown, unknown];
-  return ok === 1 ? { fence: parseFence(value) } : { pttl: Number(value) };
-}
-
-export function parseFence(value: unknown): bigint {
-  if (typeof value === 'string' || typeof value === 'number') return BigInt(value);
-  if (value instanceof Uint8Array) return BigInt(Buffer.from(value).toString());
-  throw new RedisCommandError(`unexpected fencing token from Redis: ${JSON.stringify(value)}`);
+  return ok === 1 ? { fence: toFence(value) } : { pttl: Number(value) };
 }

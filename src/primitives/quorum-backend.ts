@@ -10,9 +10,9 @@ import {
   type MutexBackend,
   type MutexKeys,
   parseAcquire,
-  parseFence,
   releaseCall,
 } from './mutex-backend.ts';
+import { toFence } from './replies.ts';
 
 /**
  * The mutex over N independent masters (Redlock): a lease needs a majority of nodes, every
@@ -68,7 +68,7 @@ export class QuorumBackend implements MutexBackend {
 
   async force(keys: MutexKeys, token: string, ttl: number): Promise<bigint> {
     const replies = await this.#all(
-      (d) => d.eval(forceCall(keys, token, ttl)).then(parseFence),
+      (d) => d.eval(forceCall(keys, token, ttl)).then(toFence),
       ttl / 2,
       () => 'yes',
     );

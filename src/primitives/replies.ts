@@ -8,7 +8,7 @@ export function toNumber(value: unknown): number {
   throw new RedisCommandError(`unexpected reply from Redis: ${JSON.stringify(value)}`);
 }
 
-/** A fencing token: an integer reply (acquire.lua) or a string (scripts that format it exactly). */
+/** A fencing token: an integer reply (most scripts) or a string (a hash field, the election log). */
 export function toFence(value: unknown): bigint {
   if (typeof value === 'string' || typeof value === 'number') return BigInt(value);
   if (value instanceof Uint8Array) return BigInt(Buffer.from(value).toString());

@@ -11,6 +11,7 @@
 -- see every change in order.
 -- Tracking: both branches end with a read of the leader key after the last write to it: the new
 -- leader hears of a takeover or deletion, a candidate of the vacancy.
+--- @include "next-fence"
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return {0, redis.call('PTTL', KEYS[1])}
 end
@@ -18,7 +19,7 @@ local last = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)[1]
 if last and last[2][2] ~= 'vacant' then
   redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[4], '*', 'type', 'vacant', 'fence', last[2][4], 'value', '')
 end
-local fence = redis.call('INCR', KEYS[2])
+local fence = string.format('%.0f', nextFence(KEYS[2]))
 redis.call('HSET', KEYS[1], 'token', ARGV[1], 'value', ARGV[2], 'fence', fence)
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[4], '*', 'type', 'elected', 'fence', fence, 'value', ARGV[2])

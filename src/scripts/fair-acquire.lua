@@ -17,6 +17,7 @@
 -- delays the ones behind it by its deadline at most.
 -- Tracking: a waiter ends with a read of its turn key (the only key its wait listens to), a new
 -- holder with a read of the lock key.
+--- @include "next-fence"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local token, ttl, wttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -33,7 +34,7 @@ if free and (head == token or (not head and not queued)) then
   redis.call('ZREM', KEYS[2], token)
   redis.call('ZREM', KEYS[3], token)
   redis.call('DEL', KEYS[6])
-  local fence = redis.call('INCR', KEYS[5])
+  local fence = nextFence(KEYS[5])
   redis.call('PTTL', KEYS[1])
   return {1, fence}
 end

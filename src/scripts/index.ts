@@ -10,9 +10,23 @@ export interface Script {
 
 const registry: Script[] = [];
 
-/** Loads `src/scripts/<name>.lua` (copied next to the compiled file by the build). */
+/** A line `--- @include "<name>"` stands for the text of `includes/<name>.lua` (bullmq's convention). */
+const INCLUDE = /^--- @include "([\w-]+)"$/gm;
+
+/**
+ * The source of `src/scripts/<name>.lua` (copied next to the compiled file by the build), its
+ * includes expanded: what Redis runs and what its SHA1 is taken of.
+ */
+export function scriptSource(name: string): string {
+  const read = (path: string) => readFileSync(new URL(path, import.meta.url), 'utf8');
+  return read(`./${name}.lua`).replace(INCLUDE, (_, include: string) =>
+    read(`./includes/${include}.lua`).trimEnd(),
+  );
+}
+
+/** Loads `src/scripts/<name>.lua` and registers it for preloadScripts. */
 export function loadScript(name: string): Script {
-  const source = readFileSync(new URL(`./${name}.lua`, import.meta.url), 'utf8');
+  const source = scriptSource(name);
   const script = { name, source, sha: createHash('sha1').update(source).digest('hex') };
   registry.push(script);
   return script;

@@ -11,6 +11,7 @@
 --                            writer's deadline runs out (a fallback; releases are pushed)
 -- Tracking: a blocked reader has read the writer key and (unless a writer holds) the waiting
 -- writers, the keys its wait listens to. A reader's lease listens to nothing but resets.
+--- @include "next-fence"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[2])
@@ -30,4 +31,4 @@ redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
 if redis.call('PTTL', KEYS[2]) < ttl then
   redis.call('PEXPIRE', KEYS[2], ttl)
 end
-return {1, redis.call('INCR', KEYS[4])}
+return {1, nextFence(KEYS[4])}

@@ -13,6 +13,7 @@
 --                            expiry (a fallback; releases are pushed)
 -- Tracking: a holder ends with a read of the writer key; a blocked writer with reads of the
 -- writer key and the reader-release counter, the two keys its wait listens to.
+--- @include "next-fence"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[2])
@@ -24,7 +25,7 @@ local writer = redis.call('PTTL', KEYS[1])
 if writer == -2 and redis.call('ZCARD', KEYS[2]) == 0 then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
   redis.call('ZREM', KEYS[3], ARGV[1])
-  local fence = redis.call('INCR', KEYS[4])
+  local fence = nextFence(KEYS[4])
   redis.call('PTTL', KEYS[1])
   return {1, fence}
 end

@@ -11,6 +11,7 @@
 -- Expiry is judged by Redis's clock (TIME), so a client with a skewed clock cannot free permits.
 -- Tracking: a full semaphore ends with a read of the release counter, the key waiters listen to.
 -- A holder listens to nothing but resets (every holder's extension writes the set).
+--- @include "next-fence"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local n, limit, ttl = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -25,7 +26,7 @@ if used + n <= limit then
   if redis.call('PTTL', KEYS[1]) < ttl then
     redis.call('PEXPIRE', KEYS[1], ttl)
   end
-  return {1, redis.call('INCR', KEYS[2])}
+  return {1, nextFence(KEYS[2])}
 end
 -- The (used + n - limit)-th earliest expiry frees enough permits.
 local need = used + n - limit

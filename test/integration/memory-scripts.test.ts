@@ -7,12 +7,13 @@
 // (Redis >= 7.2, Valkey: `npm run test:servers`); on Redis 7.0, which arms every declared key,
 // the backend must arm a subset of what the server arms.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
 import { MemoryBackend } from '../../src/index.ts';
 import { MemoryDriver } from '../../src/memory/driver.ts';
+import { scriptSource } from '../../src/scripts/index.ts';
 import { uniquePrefix, useRedis } from '../harness/leasehold.ts';
 import { redisServerVersion, serverTrackingRule } from '../harness/server-binary.ts';
 
@@ -24,12 +25,9 @@ const redis = useRedis();
  */
 type Step = { script: string; source: string; keys: string[]; args: string[] } | { command: string[] };
 
-const scriptsDir = new URL('../../src/scripts/', import.meta.url);
-const sourceOf = (name: string) => readFileSync(new URL(`${name}.lua`, scriptsDir), 'utf8');
-
 const s = (script: string, keys: string[], ...args: (string | number)[]): Step => ({
   script,
-  source: sourceOf(script),
+  source: scriptSource(script),
   keys,
   args: args.map(String),
 });
@@ -329,7 +327,9 @@ test(`the memory backend runs every Lua script as ${redisServerVersion()} does: 
         for (const key of fromMemory)
           assert.ok(fromRedis.includes(key), `${where}: ${key} armed in memory only`);
     }
-    const scripts = readdirSync(scriptsDir).flatMap((f) => (f.endsWith('.lua') ? [f.slice(0, -4)] : []));
+    const scripts = readdirSync(new URL('../../src/scripts/', import.meta.url)).flatMap((f) =>
+      f.endsWith('.lua') ? [f.slice(0, -4)] : [],
+    );
     assert.deepEqual(
       scripts.filter((name) => !covered.has(name)),
       [],
