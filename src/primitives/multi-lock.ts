@@ -141,11 +141,16 @@ export class MultiLockCore implements LeaseCore {
     if (this.#keeper.ctx.closed) throw new ConnectionClosedError();
     const token = newToken();
     const sentAt = monotonic();
+    // Set before the names taken are given back: giving back wakes local queues blocked on them,
+    // and this attempt's own queue must not be among them.
+    const blocked = (lock: string) => {
+      if (queued) this.#blocked.set(plan.queue, lock);
+    };
     const outcome = plan.oneScript
       ? await this.#inOneScript(plan, token, ttl)
-      : await this.#inOrder(plan, token, ttl);
+      : await this.#inOrder(plan, token, ttl, blocked);
     if (!('fences' in outcome)) {
-      if (queued) this.#blocked.set(plan.queue, outcome.blocking);
+      blocked(outcome.blocking);
       const wait = this.#keeper.retryIn(outcome.pttl, ttl, this.#backend.tracking);
       // Two callers that collided in name order retry at slightly different times.
       return { retryIn: outcome.gaveBack ? wait + Math.floor(Math.random() * JITTER_MS) : wait };
@@ -188,7 +193,7 @@ export class MultiLockCore implements LeaseCore {
     return { fences: reply.slice(1).map(toFence) };
   }
 
-  async #inOrder(plan: Plan, token: string, ttl: number): Promise<Outcome> {
+  async #inOrder(plan: Plan, token: string, ttl: number, blocked: (lock: string) => void): Promise<Outcome> {
     const fences: bigint[] = [];
     for (const keys of plan.entries) {
       let reply: Awaited<ReturnType<MutexBackend['acquire']>>;
@@ -204,6 +209,7 @@ export class MultiLockCore implements LeaseCore {
         continue;
       }
       const taken = plan.entries.slice(0, fences.length);
+      blocked(keys.lock);
       if (taken.length > 0) await this.#giveBack(taken, token);
       return { pttl: reply.pttl, blocking: keys.lock, gaveBack: taken.length > 0 };
     }
