@@ -15,7 +15,7 @@ import {
   uniquePrefix,
 } from '../harness/leasehold.ts';
 import { type Masters, startMasters } from '../harness/masters.ts';
-import { command, pairs } from '../harness/resp.ts';
+import { command, info } from '../harness/resp.ts';
 
 const clusterSkip = tracking
   ? false
@@ -96,7 +96,7 @@ describe(`multiLock on Redis Cluster (${mode})`, { skip: clusterSkip }, () => {
     const scriptCalls = async () => {
       let total = 0;
       for (const master of c.masters) {
-        const stats = pairs(await command(master.port, ['INFO', 'commandstats']));
+        const stats = await info(master.port, 'commandstats');
         for (const cmd of ['evalsha', 'eval']) {
           const line = stats[`cmdstat_${cmd}`];
           total += line === undefined ? 0 : Number(/calls=(\d+)/.exec(line)?.[1] ?? 0);
