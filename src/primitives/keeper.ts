@@ -251,8 +251,10 @@ export class Keeper {
     this.#held.set(lease, held);
     this.ctx.renewer.add(lease, init.core);
     // A push for a key that overtook the acquisition's reply: act on it now.
-    const changed = (key: string) => this.ctx.dispatcher.changedSince(key, init.sentAt);
-    if (changed(held.key) || held.also.some(changed)) held.onChange(false);
+    const { dispatcher } = this.ctx;
+    let changed = dispatcher.changedSince(held.key, init.sentAt);
+    for (const key of held.also) changed ||= dispatcher.changedSince(key, init.sentAt);
+    if (changed) held.onChange(false);
     return lease;
   }
 
