@@ -22,5 +22,6 @@ export { MemoryBackend } from './memory/index.ts';
 export type { AcquireOptions } from './options.ts';
 export type { Election, Leader, LeadershipChange, Term } from './primitives/election.ts';
 export type { FairLock } from './primitives/fair.ts';
+export { MultiLease, type MultiLock, type MultiLockOptions } from './primitives/multi-lock.ts';
 export type { ReadWriteLock } from './primitives/rwlock.ts';
 export type { Semaphore, SemaphoreAcquireOptions, SemaphoreOptions } from './primitives/semaphore.ts';

@@ -11,8 +11,15 @@ import { type AcquireOptions, checkAcquireOptions, checkName } from './options.t
 import type { Election } from './primitives/election.ts';
 import type { FairLock } from './primitives/fair.ts';
 import { Keeper } from './primitives/keeper.ts';
+import {
+  checkMultiLock,
+  type MultiLock,
+  MultiLock as MultiLockClass,
+  MultiLockCore,
+  type MultiLockOptions,
+} from './primitives/multi-lock.ts';
 import { Mutex } from './primitives/mutex.ts';
-import { SingleNodeBackend } from './primitives/mutex-backend.ts';
+import { type MutexBackend, SingleNodeBackend } from './primitives/mutex-backend.ts';
 import { OtherPrimitives } from './primitives/others.ts';
 import { QuorumBackend } from './primitives/quorum-backend.ts';
 import type { ReadWriteLock } from './primitives/rwlock.ts';
@@ -74,7 +81,12 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
     this.#keeperCtx = ctx;
     this.#keeper = new Keeper(ctx);
     this.#quorum = drivers.length > 1 ? new QuorumBackend(drivers) : undefined;
-    this.#mutex = new Mutex(this.#keeper, this.#quorum ?? new SingleNodeBackend(ctx));
+    const backend: MutexBackend = this.#quorum ?? new SingleNodeBackend(ctx);
+    this.#mutex = new Mutex(this.#keeper, backend);
+    this.#multi = new MultiLockCore(this.#keeper, backend, {
+      sharded: options.cluster !== undefined,
+      quorum: this.#quorum !== undefined,
+    });
     this.#renewer.observer = {
       extended: ({ name, fencingToken, ttl, expiresAt }) =>
         ctx.emit('extended', { name, fencingToken, ttl, expiresAt }),
@@ -294,6 +306,22 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
   }
 
   // --- other primitives ---
+
+  readonly #multi: MultiLockCore;
+
+  /**
+   * Several lock names held as one lease: all or none, one fencing token per name, no deadlock
+   * between callers asking for overlapping names in any order. Each name is the same lock
+   * `acquire(name)` takes. Throws TypeError for an empty, oversized (over 64) or repeating list.
+   *
+   * @example
+   * await using both = await lh.multiLock(['account:1', 'account:2']).acquire({ timeout: 5_000 });
+   * both.fencingTokens.get('account:1');
+   */
+  multiLock(names: readonly string[], options?: MultiLockOptions): MultiLock {
+    const valid = checkMultiLock(names, options, { ttl: this.#options.ttl });
+    return new MultiLockClass(this.#multi, valid.names, { ttl: valid.ttl });
+  }
 
   readonly #others: OtherPrimitives;
 

@@ -6,6 +6,8 @@ import type { Renewer } from '../renewer.ts';
 export interface Holding {
   /** The key whose invalidation may mean the lease is gone. */
   key: string;
+  /** More keys the lease holds (a multiLock holds one per name), watched like `key`. */
+  also?: readonly string[];
   /**
    * 'verify': any push re-verifies (single-holder keys). 'reset-only': only a flush or reconnect
    * does, because the key is shared by several holders whose extensions write it: verifying on
@@ -26,9 +28,13 @@ export interface Holding {
  * object per lease instead of a record plus closures (memory is a stated target: 10,000 held
  * leases must cost at most 2 KB each).
  */
+const NONE: readonly string[] = [];
+
 export class Held implements KeyListener {
   readonly lease: Lease;
   readonly key: string;
+  /** Holding.also: the lease's other keys (a shared empty array for the one-key primitives). */
+  readonly also: readonly string[];
   readonly core: LeaseCore;
   readonly #verify: boolean;
   readonly #wake: readonly string[] | undefined;
@@ -38,6 +44,7 @@ export class Held implements KeyListener {
   constructor(lease: Lease, core: LeaseCore, holding: Holding, renewer: Renewer) {
     this.lease = lease;
     this.key = holding.key;
+    this.also = holding.also ?? NONE;
     this.core = core;
     this.#verify = holding.policy === 'verify';
     this.#wake = holding.wake;

@@ -20,6 +20,17 @@ const CLOSE_GRACE_MS = 5_000;
 /** close() always gives its releases at least this long, even after a long wait for attempts. */
 const RELEASE_GRACE_MS = 1_000;
 
+/** The local wait queue a waiter joins: see Keeper.wait. */
+export interface WaitSpec {
+  key: string;
+  watch: readonly string[];
+  shared: boolean;
+  /** Keys whose local wake (a lease of this process ended) wakes the queue too; see wait(). */
+  wakeOn?: readonly string[];
+  /** Filters those local wakes by key (a multiLock waits only for the name that blocked it). */
+  wakeIf?: (key: string) => boolean;
+}
+
 /** A waiter that carries its own attempt (readers and writers of one name differ). */
 interface KeeperWaiter extends Waiter<Lease> {
   attempt(): Promise<Attempt<Lease>>;
@@ -70,10 +81,12 @@ export class Keeper {
    * any of `queue.watch`, on a local wake of its key, and at the retry time each failed attempt
    * returns. `queue.shared`: a success may leave room for the next waiter (readers, permits).
    * `withdraw` runs when the waiter ends without the lease (timeout, abort, close, error).
+   * `queue.wakeOn`: other keys whose local wake (a lease of this process ended) wakes the queue
+   * too, for a queue keyed apart from the keys it waits for (a multiLock's).
    */
   wait(
     name: string,
-    queue: { key: string; watch: readonly string[]; shared: boolean },
+    queue: WaitSpec,
     options: ValidAcquireOptions,
     attempt: () => Promise<Attempt<Lease>>,
     withdraw?: () => void,
@@ -128,9 +141,8 @@ export class Keeper {
         }, timeout);
       }
       signal?.addEventListener('abort', onAbort, { once: true });
-      if (this.#queues.has(queueKey) || this.#firsts.has(queueKey))
-        this.#queueFor(queueKey, queue.watch).add(waiter);
-      else this.#first(queueKey, queue.watch, waiter);
+      if (this.#queues.has(queueKey) || this.#firsts.has(queueKey)) this.#queueFor(queue).add(waiter);
+      else this.#first(queue, waiter);
     });
   }
 
@@ -140,7 +152,8 @@ export class Keeper {
    * lock sends the waiter to the queue with the attempt's verdict; a push that arrived in the
    * meantime (counted by the dispatcher) makes the queue attempt again at once instead.
    */
-  #first(key: string, watch: readonly string[], waiter: KeeperWaiter): void {
+  #first(spec: WaitSpec, waiter: KeeperWaiter): void {
+    const key = spec.key;
     this.#firsts.add(key);
     const pushes = this.ctx.dispatcher.pushes;
     const done = (result: Attempt<Lease> | undefined, error?: unknown) => {
@@ -173,7 +186,7 @@ export class Keeper {
       }
       const quiet = queued === undefined && this.ctx.dispatcher.pushes === pushes;
       // Whoever queued meanwhile arrived after this waiter: it goes first.
-      this.#queueFor(key, watch).add(waiter, quiet ? result.retryIn : undefined, true);
+      this.#queueFor(spec).add(waiter, quiet ? result.retryIn : undefined, true);
     };
     this.#attemptOf(waiter).then(done, (error: unknown) => done(undefined, error));
   }
@@ -234,10 +247,14 @@ export class Keeper {
     }
     const held = new Held(lease, init.core, holding, this.ctx.renewer);
     this.ctx.dispatcher.add(held.key, held);
+    for (const key of held.also) this.ctx.dispatcher.add(key, held);
     this.#held.set(lease, held);
     this.ctx.renewer.add(lease, init.core);
-    // A push for the key that overtook the acquisition's reply: act on it now.
-    if (this.ctx.dispatcher.changedSince(held.key, init.sentAt)) held.onChange(false);
+    // A push for a key that overtook the acquisition's reply: act on it now.
+    const { dispatcher } = this.ctx;
+    let changed = dispatcher.changedSince(held.key, init.sentAt);
+    for (const key of held.also) changed ||= dispatcher.changedSince(key, init.sentAt);
+    if (changed) held.onChange(false);
     return lease;
   }
 
@@ -247,7 +264,7 @@ export class Keeper {
    */
   loseWhere(affects: (key: string) => boolean, detail: string): void {
     for (const [lease, held] of [...this.#held]) {
-      if (!affects(held.key)) continue;
+      if (!affects(held.key) && !held.also.some(affects)) continue;
       this.#orphans.add({ lease, core: held.core });
       lease.lose('disconnected', detail);
     }
@@ -305,7 +322,7 @@ export class Keeper {
     await settledWithin(releases, Math.max(deadline - monotonic(), RELEASE_GRACE_MS));
   }
 
-  #queueFor(key: string, watch: readonly string[]): WaitQueue<Lease, KeeperWaiter> {
+  #queueFor({ key, watch, wakeOn = [], wakeIf }: WaitSpec): WaitQueue<Lease, KeeperWaiter> {
     const existing = this.#queues.get(key);
     if (existing !== undefined) return existing.queue;
     const queue = new WaitQueue<Lease, KeeperWaiter>({
@@ -319,6 +336,13 @@ export class Keeper {
       },
     });
     const unwatchers = watch.map((k) => this.ctx.dispatcher.watch(k, { onChange: () => queue.wake() }));
+    for (const k of wakeOn) {
+      unwatchers.push(
+        this.onWake(k, () => {
+          if (wakeIf?.(k) ?? true) queue.wake();
+        }),
+      );
+    }
     this.#queues.set(key, {
       queue,
       unwatch: () => {
@@ -333,6 +357,7 @@ export class Keeper {
     if (held === undefined) return;
     this.#held.delete(lease);
     this.ctx.dispatcher.remove(held.key, held);
+    for (const key of held.also) this.ctx.dispatcher.remove(key, held);
     held.ended();
     this.ctx.renewer.delete(lease);
     const { name, fencingToken } = lease;

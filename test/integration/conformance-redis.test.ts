@@ -1,3 +1,4 @@
+import { multiLockConformance, oneStore } from '../conformance/multilock.conformance.ts';
 import { type ConformanceTarget, mutexConformance } from '../conformance/mutex.conformance.ts';
 import { primitivesConformance } from '../conformance/primitives.conformance.ts';
 import { connect, mode } from '../harness/leasehold.ts';
@@ -21,3 +22,4 @@ async function redisTarget(): Promise<ConformanceTarget> {
 
 mutexConformance(`redis (${mode})`, redisTarget);
 primitivesConformance(`redis (${mode})`, redisTarget);
+multiLockConformance(`redis (${mode})`, async () => oneStore(await redisTarget()));

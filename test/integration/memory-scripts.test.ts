@@ -48,6 +48,7 @@ const fair = (token: string) => [
 ];
 const fairOut = ['fair', 'fair:queue', 'fair:deadlines'];
 const el = ['el', 'el:fence', 'el:log'];
+const multi = ['ma', 'ma:fence', 'mb', 'mb:fence', 'mc', 'mc:fence'];
 
 /** Turn-key prefixes are ARGV: `@` stands for the run's prefix. */
 const steps: Step[] = [
@@ -79,6 +80,19 @@ const steps: Step[] = [
   s('fence-raise', mutex, 'o5', '8000000000000000'),
   c('GET', 'm:fence'),
   s('canary', ['canary:read', 'canary:written'], TTL),
+  // multiLock: granted (one fence per name), blocked by a plain holder, the fence above a counter
+  s('multi-acquire', multi, 'x1', TTL),
+  s('multi-acquire', multi, 'x2', TTL),
+  s('release', ['ma'], 'x1'),
+  s('acquire', ['mb', 'mb:fence'], 'x3', TTL),
+  s('multi-acquire', multi, 'x2', TTL),
+  c('EXISTS', 'ma'),
+  s('release', ['mb'], 'x1'),
+  s('release', ['mb'], 'x3'),
+  s('release', ['mc'], 'x1'),
+  c('SET', 'mc:fence', '5000000000000000'),
+  s('multi-acquire', multi, 'x4', TTL),
+  c('PTTL', 'mb'),
   // semaphore
   s('semaphore-acquire', sem, 't1', 2, 3, TTL),
   s('semaphore-acquire', sem, 't2', 2, 3, TTL),

@@ -80,6 +80,7 @@ const TTL = 10_000;
 const far = () => Date.now() + 60_000;
 const rw = ['writer', 'readers', 'waiting', 'fence', 'released'];
 const fair = ['lock', 'queue', 'deadlines', 'arrivals', 'fence', 'turn'];
+const multi = ['a', 'a:fence', 'b', 'b:fence', 'c', 'c:fence'];
 
 const cases: Case[] = [
   {
@@ -122,6 +123,19 @@ const cases: Case[] = [
     setup: [['SET', '@lock', 'me', 'PX', TTL]],
     must: ['lock'],
     read: ['lock'],
+  },
+  {
+    name: 'multi-acquire, granted: the holder hears of every lock key',
+    run: { script: script('multi-acquire'), keys: multi, args: ['me', TTL] },
+    must: ['a', 'b', 'c'],
+    read: ['a', 'b', 'c'],
+  },
+  {
+    name: 'multi-acquire, blocked: the waiter hears of the blocking lock key (and the free ones checked before it)',
+    run: { script: script('multi-acquire'), keys: multi, args: ['me', TTL] },
+    setup: [['SET', '@b', 'other', 'PX', TTL]],
+    must: ['b'],
+    read: ['a', 'b'],
   },
   {
     name: 'rwlock write, granted: the writer hears of the writer key',

@@ -1,6 +1,7 @@
 import type { ConnectOptions } from '../../src/index.ts';
 import { Leasehold, MemoryBackend } from '../../src/index.ts';
 import { MemoryDriver } from '../../src/memory/driver.ts';
+import { multiLockConformance, oneStore } from '../conformance/multilock.conformance.ts';
 import { type ConformanceTarget, mutexConformance } from '../conformance/mutex.conformance.ts';
 import { primitivesConformance } from '../conformance/primitives.conformance.ts';
 
@@ -29,3 +30,5 @@ mutexConformance('memory', () => memoryTarget());
 mutexConformance('memory (polling)', () => memoryTarget(polling));
 primitivesConformance('memory', () => memoryTarget());
 primitivesConformance('memory (polling)', () => memoryTarget(polling));
+multiLockConformance('memory', async () => oneStore(await memoryTarget()));
+multiLockConformance('memory (polling)', async () => oneStore(await memoryTarget(polling)));
