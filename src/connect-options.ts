@@ -116,7 +116,7 @@ export interface ConnectOptions {
   /**
    * The owner stamped on every lease this instance acquires without an `owner` of its own: what
    * `lh.inspect()`, `leasehold top` and the dashboard show as the holder. At most 200 characters.
-   * @default `${os.hostname()}:${process.pid}:${process.title}`
+   * @default `${os.hostname()}:${process.pid}:${path.basename(process.title)}` (e.g. `web-3:4242:node`)
    */
   owner?: string;
 }

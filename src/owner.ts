@@ -7,6 +7,7 @@
  */
 
 import { hostname } from 'node:os';
+import { basename } from 'node:path';
 import { newToken } from './context.ts';
 import { MAX_OWNER_LENGTH } from './options.ts';
 
@@ -15,10 +16,18 @@ export const TOKEN_LENGTH = 22;
 
 const SEPARATOR = '~';
 
-/** `host:pid:title`, what an instance writes when `owner` is not given. */
-export function defaultOwner(): string {
-  const owner = `${hostname()}:${process.pid}:${process.title}`;
-  return owner.length > MAX_OWNER_LENGTH ? owner.slice(0, MAX_OWNER_LENGTH) : owner;
+/**
+ * `host:pid:<what>`, as a valid owner. `what` defaults to the process title, or its base name when
+ * it is a path (Node's own title is its executable's full path).
+ */
+export function defaultOwner(what: string = basename(process.title)): string {
+  return asOwner(`${hostname()}:${process.pid}:${what}`);
+}
+
+/** Any text made a valid owner: control characters become spaces, cut to the longest allowed. */
+export function asOwner(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to replace them
+  return text.replace(/[\u0000-\u001f\u007f]/g, ' ').slice(0, MAX_OWNER_LENGTH) || '?';
 }
 
 /** A fresh stored value: a new random token, the time now, and the owner. */

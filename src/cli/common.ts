@@ -200,3 +200,22 @@ export function formatMs(ms: number): string {
   if (ms < 60_000) return `${(ms / 1_000).toFixed(1)} s`;
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1_000)} s`;
 }
+
+/**
+ * Resolves on SIGINT or SIGTERM (the long-running views: watch, top, dashboard), or when `other`
+ * is called (top's q key); the handlers are removed either way.
+ */
+export function untilStopped(other?: (stop: () => void) => () => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let undo = (): void => {};
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      undo();
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    if (other !== undefined) undo = other(stop);
+  });
+}

@@ -14,6 +14,7 @@ import {
   openDriver,
   printJson,
   readState,
+  untilStopped,
 } from './common.ts';
 
 export const statusHelp = `Usage: leasehold status <name> [options]
@@ -126,15 +127,7 @@ export async function watch(argv: string[]): Promise<number> {
   const driver = await openDriver(conn, true);
   const watcher = new Watcher(driver, conn, name, values);
   await watcher.refresh();
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  await untilStopped();
   watcher.stop();
   await driver.close();
   return EXIT.ok;

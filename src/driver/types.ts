@@ -114,6 +114,14 @@ export function trackingOn(redirect: string | undefined, bcast: readonly string[
   ];
 }
 
+/**
+ * A second CLIENT TRACKING ON ... BCAST with the same prefixes on one connection: two arms raced
+ * (each connection's 'ready' arms); the first one's tracking stands.
+ */
+export function isBcastOverlap(error: unknown): boolean {
+  return error instanceof Error && /overlaps with an existing prefix/.test(error.message);
+}
+
 export function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }

@@ -2,6 +2,7 @@
 // backend, a Redis Cluster (every master scanned) and a quorum of masters (what each node says).
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
+import { basename } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Leasehold, MemoryBackend } from '../../src/index.ts';
 import { RedisCluster } from '../harness/cluster.ts';
@@ -52,7 +53,7 @@ describe(`inspection on one Redis (${mode})`, () => {
 
     const plain = await lh.acquire('plain');
     const [h] = (await lh.inspect('plain'))?.holders ?? [];
-    assert.equal(h?.owner, `${hostname()}:${process.pid}:${process.title}`);
+    assert.equal(h?.owner, `${hostname()}:${process.pid}:${basename(process.title)}`);
     await plain.release();
     assert.equal(await lh.inspect('never-used'), undefined);
   });
