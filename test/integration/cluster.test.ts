@@ -307,7 +307,7 @@ describe(`mutex on Redis Cluster (${mode})`, { skip }, () => {
       namesOn(cluster.masterFor(lockKey(prefix, names[0]!)), prefix, 1, 'new')[0]!,
       { ttl: 300 },
     );
-    assert.equal(await held(prefix, fresh.name), fresh.token);
+    assert.equal(await held(prefix, fresh.name), fresh.value);
     assert.ok((await extensionsWithin(holder, fresh, 600)) <= 12, 'no self-notification loop');
     await fresh.release();
   });
