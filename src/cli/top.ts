@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { Holder, Inspection } from '../inspect/types.ts';
 import {
+  CliError,
   connection,
   connectionHelp,
   connectionOptions,
@@ -39,10 +40,7 @@ export async function top(argv: string[]): Promise<number> {
   }
   const conn = connection(values);
   const limit = values.limit === undefined ? 1_000 : Number(values.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
-    process.stderr.write('leasehold top: --limit must be an integer from 1 to 10000\n');
-    return EXIT.usage;
-  }
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new CliError('--limit must be 1..10000');
   const names = positionals[0] ?? '';
   const view = new LiveView(conn, names, limit);
   const json = values.json === true;
