@@ -28,7 +28,7 @@ export interface LeaseHost {
 export interface LeaseInit {
   name: string;
   /** What Redis stores for this lease: the token, then the owner stamp (src/owner.ts). */
-  value: string;
+  stored: string;
   fencingToken: bigint;
   ttl: number;
   /** Monotonic time the acquiring command was sent: validity counts from here, not from the reply. */
@@ -55,7 +55,7 @@ export class Lease {
    * @internal What Redis stores for this lease and every script compares: the token followed
    * by the owner stamp (`<token>~<since>~<owner>`, src/owner.ts).
    */
-  readonly value: string;
+  readonly stored: string;
   /** Strictly greater than every earlier holder's token for this name: pass it to what you protect. */
   readonly fencingToken: bigint;
   // Made on first use of `signal`: many leases are acquired and released without anyone reading
@@ -84,8 +84,8 @@ export class Lease {
   /** @internal */
   constructor(init: LeaseInit) {
     this.name = init.name;
-    this.value = init.value;
-    this.token = tokenOf(init.value);
+    this.stored = init.stored;
+    this.token = tokenOf(init.stored);
     this.fencingToken = init.fencingToken;
     this.#core = init.core;
     this.#host = init.host;

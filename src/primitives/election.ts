@@ -120,7 +120,7 @@ export class ElectionCore implements LeaseCore {
     const [ok, result] = pair(reply, 'election-campaign');
     if (ok !== 1) return { retryIn: this.#keeper.retryIn(toNumber(result), ttl) };
     const lease = this.#keeper.hold(
-      { name, value: token, fencingToken: toFence(result), ttl, sentAt, core: this },
+      { name, stored: token, fencingToken: toFence(result), ttl, sentAt, core: this },
       { key: k.leader, policy: 'verify', wake: [k.leader, k.log] },
       (init) => new Term(init, this),
     );
@@ -132,7 +132,7 @@ export class ElectionCore implements LeaseCore {
     const calls = items.map(({ lease, ttl }) => ({
       script: scripts.extend,
       keys: [this.keys(lease.name).leader],
-      args: [lease.value, String(Math.ceil(ttl))],
+      args: [lease.stored, String(Math.ceil(ttl))],
     }));
     return this.#keeper.ctx.driver.evalMany(calls).then((results) => toOutcomes(results, 'extend'));
   }
@@ -140,7 +140,7 @@ export class ElectionCore implements LeaseCore {
   async release(lease: Lease): Promise<boolean> {
     const k = this.keys(lease.name);
     const reply = await this.#keeper.ctx.driver
-      .eval({ script: scripts.resign, keys: [k.leader, k.log], args: [lease.value, LOG_LENGTH] })
+      .eval({ script: scripts.resign, keys: [k.leader, k.log], args: [lease.stored, LOG_LENGTH] })
       .catch((error: unknown) => {
         throw toLeaseholdError(error, 'resign');
       });
@@ -153,7 +153,7 @@ export class ElectionCore implements LeaseCore {
       this.#keeper.ctx.driver.eval({
         script: scripts.proclaim,
         keys: [k.leader, k.log],
-        args: [lease.value, value, LOG_LENGTH],
+        args: [lease.stored, value, LOG_LENGTH],
       }),
       'proclaim',
     );

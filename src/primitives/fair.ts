@@ -74,7 +74,7 @@ export class FairCore implements LeaseCore {
       return { retryIn: Math.min(this.#keeper.retryIn(toNumber(value), ttl), ttl / 3) };
     }
     const lease = this.#keeper.hold(
-      { name, value: token, fencingToken: toFence(value), ttl, sentAt, core: this },
+      { name, stored: token, fencingToken: toFence(value), ttl, sentAt, core: this },
       { key: k.lock, policy: 'verify', wake: [] },
     );
     return { acquired: lease };
@@ -84,7 +84,7 @@ export class FairCore implements LeaseCore {
     const calls = items.map(({ lease, ttl }) => ({
       script: mutexScripts.extend,
       keys: [this.keys(lease.name).lock],
-      args: [lease.value, String(Math.ceil(ttl))],
+      args: [lease.stored, String(Math.ceil(ttl))],
     }));
     return this.#keeper.ctx.driver.evalMany(calls).then((results) => toOutcomes(results, 'extend'));
   }
@@ -92,7 +92,7 @@ export class FairCore implements LeaseCore {
   async release(lease: Lease): Promise<boolean> {
     const k = this.keys(lease.name);
     const reply = await this.#keeper.ctx.driver
-      .eval({ script: scripts.release, keys: [k.lock, k.queue, k.deadlines], args: [lease.value, k.turn] })
+      .eval({ script: scripts.release, keys: [k.lock, k.queue, k.deadlines], args: [lease.stored, k.turn] })
       .catch((error: unknown) => {
         throw toLeaseholdError(error, 'release');
       });

@@ -56,13 +56,15 @@ export class Mutex implements LeaseCore {
     return this.#backend.extend(
       items.map(({ lease, ttl }) => {
         const { lock, fence } = this.#keys(lease.name);
-        return { lock, fence, token: lease.value, ttl, fencingToken: lease.fencingToken };
+        return { lock, fence, token: lease.stored, ttl, fencingToken: lease.fencingToken };
       }),
     );
   }
 
   async release(lease: Lease): Promise<boolean> {
-    const [result] = await this.#backend.release([{ lock: this.#keys(lease.name).lock, token: lease.value }]);
+    const [result] = await this.#backend.release([
+      { lock: this.#keys(lease.name).lock, token: lease.stored },
+    ]);
     if (result instanceof Error) throw result;
     return result === true;
   }
@@ -104,7 +106,7 @@ export class Mutex implements LeaseCore {
     sentAt: number,
   ): Lease {
     const lease = this.#keeper.hold(
-      { name, value: token, fencingToken, ttl, sentAt, core: this },
+      { name, stored: token, fencingToken, ttl, sentAt, core: this },
       { key: keys.lock, policy: 'verify', onEnd: this.#ended },
     );
     const previous = this.#held.get(name);

@@ -46,12 +46,12 @@ export class RwLockCore {
           items.map(({ lease, ttl }) => ({
             script: scripts.readExtend,
             keys: [this.keys(lease.name).readers],
-            args: [lease.value, String(Math.ceil(ttl))],
+            args: [lease.stored, String(Math.ceil(ttl))],
           })),
         ),
       release: (lease) => {
         const k = this.keys(lease.name);
-        return this.#one(scripts.readRelease, [k.readers, k.released], [lease.value]);
+        return this.#one(scripts.readRelease, [k.readers, k.released], [lease.stored]);
       },
     };
     this.writeCore = {
@@ -60,10 +60,10 @@ export class RwLockCore {
           items.map(({ lease, ttl }) => ({
             script: mutexScripts.extend,
             keys: [this.keys(lease.name).writer],
-            args: [lease.value, String(Math.ceil(ttl))],
+            args: [lease.stored, String(Math.ceil(ttl))],
           })),
         ),
-      release: (lease) => this.#one(mutexScripts.release, [this.keys(lease.name).writer], [lease.value]),
+      release: (lease) => this.#one(mutexScripts.release, [this.keys(lease.name).writer], [lease.stored]),
     };
   }
 
@@ -106,7 +106,7 @@ export class RwLockCore {
     const lease = this.#keeper.hold(
       {
         name,
-        value: token,
+        stored: token,
         fencingToken: toFence(value),
         ttl,
         sentAt,

@@ -94,7 +94,7 @@ export class SemaphoreCore implements LeaseCore {
     const [ok, value] = pair(reply, 'semaphore-acquire');
     if (ok !== 1) return { retryIn: this.#keeper.retryIn(toNumber(value), ttl) };
     const lease = this.#keeper.hold(
-      { name, value: token, fencingToken: toFence(value), ttl, sentAt, core: this },
+      { name, stored: token, fencingToken: toFence(value), ttl, sentAt, core: this },
       { key: keys.set, policy: 'reset-only', wake: [keys.set] },
     );
     this.#permits.set(lease, permits);
@@ -105,7 +105,7 @@ export class SemaphoreCore implements LeaseCore {
     const calls = items.map(({ lease, ttl }) => ({
       script: scripts.extend,
       keys: [this.keys(lease.name).set],
-      args: [lease.value, String(this.#permits.get(lease) ?? 1), String(Math.ceil(ttl))],
+      args: [lease.stored, String(this.#permits.get(lease) ?? 1), String(Math.ceil(ttl))],
     }));
     return this.#keeper.ctx.driver.evalMany(calls).then((results) => toOutcomes(results, 'extend'));
   }
@@ -116,7 +116,7 @@ export class SemaphoreCore implements LeaseCore {
       .eval({
         script: scripts.release,
         keys: [keys.set, keys.released],
-        args: [lease.value, String(this.#permits.get(lease) ?? 1)],
+        args: [lease.stored, String(this.#permits.get(lease) ?? 1)],
       })
       .catch((error: unknown) => {
         throw toLeaseholdError(error, 'release');
