@@ -286,6 +286,10 @@ describe(`inspection in quorum mode (${mode})`, () => {
     });
     try {
       const lease = await lh.acquire('q:job', { owner: 'quorum-holder' });
+      // acquire() returns once a majority granted it; the third node's grant may still be on its way.
+      await waitFor(
+        async () => (await lh.inspect('q:job'))?.nodes?.every((n) => n.holders.length === 1) === true,
+      );
       let state = await lh.inspect('q:job');
       assert.equal(state?.nodes?.length, 3);
       assert.equal(state?.holders.length, 1);
