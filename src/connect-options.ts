@@ -3,11 +3,13 @@ import {
   checkDuration,
   checkKnownKeys,
   checkObject,
+  checkOwner,
   checkTimeout,
   checkTtl,
   fail,
   MAX_NAME_LENGTH,
 } from './options.ts';
+import { defaultOwner } from './owner.ts';
 import {
   type ClusterOptions,
   checkTopology,
@@ -111,6 +113,12 @@ export interface ConnectOptions {
    * @default 'abort'
    */
   onDisconnect?: 'abort' | 'reverify';
+  /**
+   * The owner stamped on every lease this instance acquires without an `owner` of its own: what
+   * `lh.inspect()`, `leasehold top` and the dashboard show as the holder. At most 200 characters.
+   * @default `${os.hostname()}:${process.pid}:${path.basename(process.title)}` (e.g. `web-3:4242:node`)
+   */
+  owner?: string;
 }
 
 export interface ValidConnectOptions extends ValidTopology {
@@ -127,6 +135,7 @@ export interface ValidConnectOptions extends ValidTopology {
   retryDelay: number;
   connectTimeout: number;
   onDisconnect: 'abort' | 'reverify';
+  owner: string;
 }
 
 const KNOWN = [
@@ -144,6 +153,7 @@ const KNOWN = [
   'retryDelay',
   'connectTimeout',
   'onDisconnect',
+  'owner',
 ] as const;
 
 export function checkConnectOptions(options: unknown): ValidConnectOptions {
@@ -202,6 +212,7 @@ export function checkConnectOptions(options: unknown): ValidConnectOptions {
     retryDelay: o['retryDelay'] === undefined ? 100 : checkDuration(o['retryDelay'], 'retryDelay'),
     connectTimeout,
     onDisconnect,
+    owner: o['owner'] === undefined ? defaultOwner() : checkOwner(o['owner']),
   };
 }
 

@@ -14,6 +14,8 @@ export interface Context {
   /** Polling interval for waiters without notifications, and back-off after a failed command. */
   readonly retryDelay: number;
   readonly closed: boolean;
+  /** The owner stamped on leases whose acquire names none (computed once per instance). */
+  readonly owner: string;
   emit<E extends keyof LeaseholdEvents>(event: E, payload: LeaseholdEvents[E]): void;
 }
 

@@ -16,6 +16,9 @@ export {
   RedisUnavailableError,
 } from './errors.ts';
 export type { LeaseholdEvents } from './events.ts';
+export type { InspectOptions, ListOptions } from './inspect/inspector.ts';
+export type { Primitive } from './inspect/layout.ts';
+export type { Holder, Inspection, NodeInspection, Waiter } from './inspect/types.ts';
 export { Lease } from './lease.ts';
 export { Leasehold } from './leasehold.ts';
 export { MemoryBackend } from './memory/index.ts';

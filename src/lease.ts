@@ -1,6 +1,7 @@
 import { drift, monotonic } from './clock.ts';
 import { type LeaseholdError, LockLostError, LockReleasedError, type LossReason } from './errors.ts';
 import { checkTtl } from './options.ts';
+import { tokenOf } from './owner.ts';
 
 /** See Lease.#ended. */
 const RELEASED = Symbol('released');
@@ -26,7 +27,8 @@ export interface LeaseHost {
 /** @internal */
 export interface LeaseInit {
   name: string;
-  token: string;
+  /** What Redis stores for this lease: the token, then the owner stamp (src/owner.ts). */
+  stored: string;
   fencingToken: bigint;
   ttl: number;
   /** Monotonic time the acquiring command was sent: validity counts from here, not from the reply. */
@@ -49,6 +51,11 @@ export class Lease {
   readonly name: string;
   /** This holder's random owner token (128 bits from `crypto`, fresh per acquisition). */
   readonly token: string;
+  /**
+   * @internal What Redis stores for this lease and every script compares: the token followed
+   * by the owner stamp (`<token>~<since>~<owner>`, src/owner.ts).
+   */
+  readonly stored: string;
   /** Strictly greater than every earlier holder's token for this name: pass it to what you protect. */
   readonly fencingToken: bigint;
   // Made on first use of `signal`: many leases are acquired and released without anyone reading
@@ -77,7 +84,8 @@ export class Lease {
   /** @internal */
   constructor(init: LeaseInit) {
     this.name = init.name;
-    this.token = init.token;
+    this.stored = init.stored;
+    this.token = tokenOf(init.stored);
     this.fencingToken = init.fencingToken;
     this.#core = init.core;
     this.#host = init.host;

@@ -3,8 +3,10 @@ import { type ConnectOptions, checkConnectOptions, type ValidConnectOptions } fr
 import type { Context } from './context.ts';
 import { loadTelemetry, Observer } from './diagnostics.ts';
 import type { Driver, TrackingProof } from './driver/types.ts';
-import { NotificationsError } from './errors.ts';
+import { ConnectionClosedError, NotificationsError } from './errors.ts';
 import type { LeaseholdEvents } from './events.ts';
+import { type InspectOptions, Inspector, type ListOptions } from './inspect/inspector.ts';
+import type { Inspection } from './inspect/types.ts';
 import type { Lease } from './lease.ts';
 import { Dispatcher } from './notify/dispatcher.ts';
 import { type AcquireOptions, checkAcquireOptions, checkName } from './options.ts';
@@ -63,6 +65,7 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
       prefix: options.prefix,
       ttl: options.ttl,
       retryDelay: options.retryDelay,
+      owner: options.owner,
       get closed() {
         return self.#closing !== undefined;
       },
@@ -94,6 +97,13 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
         ctx.emit('extension-failed', { name, fencingToken, error, expiresAt }),
     };
     this.#others = new OtherPrimitives(this.#keeper);
+    this.#inspector = new Inspector(
+      drivers.map((d, i) => ({
+        label: options.nodes?.[i] === undefined ? 'redis' : safeUrl(options.nodes[i]),
+        driver: d,
+      })),
+      options.prefix,
+    );
     this.#watchConnections(drivers, ctx);
   }
 
@@ -254,17 +264,20 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
   }
 
   /** One attempt: the Lease, or undefined when another holder has it. */
-  async tryAcquire(name: string, options?: Pick<AcquireOptions, 'ttl'>): Promise<Lease | undefined> {
+  async tryAcquire(
+    name: string,
+    options?: Pick<AcquireOptions, 'ttl' | 'owner'>,
+  ): Promise<Lease | undefined> {
     checkName(name);
-    const { ttl } = checkAcquireOptions(options, this.#options);
-    return this.#mutex.tryAcquire(name, ttl);
+    const { ttl, owner } = checkAcquireOptions(options, this.#options);
+    return this.#mutex.tryAcquire(name, ttl, owner);
   }
 
   /** Takes the lock over from whoever holds it; their `signal` aborts at once. */
-  async forceAcquire(name: string, options?: Pick<AcquireOptions, 'ttl'>): Promise<Lease> {
+  async forceAcquire(name: string, options?: Pick<AcquireOptions, 'ttl' | 'owner'>): Promise<Lease> {
     checkName(name);
-    const { ttl } = checkAcquireOptions(options, this.#options);
-    return this.#mutex.forceAcquire(name, ttl);
+    const { ttl, owner } = checkAcquireOptions(options, this.#options);
+    return this.#mutex.forceAcquire(name, ttl, owner);
   }
 
   /**
@@ -374,6 +387,48 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
     return this.#others.election(name);
   }
 
+  // --- inspection ---
+
+  readonly #inspector: Inspector;
+
+  /**
+   * Who holds `name` and who waits, as Redis has it now: holders with their `owner`, `since`,
+   * remaining TTL and fencing token; waiters where the primitive records them (fair lock queue,
+   * read-write lock's waiting writers); the election's leader. Undefined when nothing of `name`
+   * exists. Read-only, one script call per primitive tried. In quorum mode, `nodes` tells what
+   * each node says and `holders` what a majority agrees on.
+   *
+   * @example
+   * const state = await lh.inspect('cron:purge');
+   * console.log(state?.holders[0]?.owner, state?.holders[0]?.ttlLeft);
+   */
+  inspect(name: string, options?: InspectOptions): Promise<Inspection | undefined> {
+    try {
+      checkName(name);
+      if (this.#closing !== undefined) throw new ConnectionClosedError();
+      return this.#inspector.inspect(name, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * `inspect()` for every name under `prefix` (a lock-name prefix), found with SCAN (never
+   * KEYS) on every master or node, at most `limit` entries (default 100), in name order.
+   *
+   * @example
+   * for (const lock of await lh.list({ prefix: 'cron:', primitive: 'mutex' }))
+   *   console.log(lock.name, lock.holders.map((h) => h.owner));
+   */
+  list(options?: ListOptions): Promise<Inspection[]> {
+    if (this.#closing !== undefined) return Promise.reject(new ConnectionClosedError());
+    try {
+      return this.#inspector.list(options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
   // A majority of independent nodes cannot keep one permit count (nor, in this version, a reader
   // set, a queue or a leader log): refuse rather than quietly run on the first node alone.
   #refuseQuorum(what: string): void {
@@ -383,5 +438,17 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
           `${this.#drivers.length} nodes); connect it with "url", "sentinel" or "cluster" (see docs/semaphore.md)`,
       );
     }
+  }
+}
+
+/** A node's URL without its credentials, to show in inspections. */
+function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString().replace(/\/$/, '');
+  } catch {
+    return 'redis';
   }
 }

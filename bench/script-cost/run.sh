@@ -6,6 +6,9 @@
 #   before.lua  the fencing token as max(last + 1, TIME in us) on every acquisition (until 2026-11-23)
 #   inline.lua  INCR, seeded from TIME only when the counter is missing, written inline
 #   now.lua     the same through src/scripts/includes/next-fence.lua, as src/scripts/acquire.lua runs it
+#   token       now.lua storing a bare 22-character token (before owner metadata, 2026-11-23)
+#   stamped     now.lua storing the token with its owner stamp, as leasehold does since (84 bytes here:
+#               `<token>~<since>~<host:pid:title>`, docs/inspection.md)
 # Use: bash bench/script-cost/run.sh [redis-server binary]   (e.g. .servers/valkey-8.0/redis-server)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -24,4 +27,14 @@ for variant in floor before inline now; do
   redis-benchmark -p "$port" -n 200000 -c 8 -q EVALSHA "$sha" 2 lock fence token 10000 >/dev/null 2>&1
   per=$(redis-cli -p "$port" INFO commandstats | sed -n 's/.*cmdstat_evalsha:.*usec_per_call=\([0-9.]*\).*/\1/p')
   printf '%-7s %s us per acquisition (server time)\n' "$variant" "$per"
+done
+sha=$(redis-cli -p "$port" SCRIPT LOAD "$(expand "$here/now.lua")")
+token=AAAAAAAAAAAAAAAAAAAAAA
+stamped="$token~mieb1x2c~build-host-01.example:123456:node /srv/app/worker.js"
+for variant in token stamped; do
+  value=${!variant}
+  redis-cli -p "$port" CONFIG RESETSTAT >/dev/null
+  redis-benchmark -p "$port" -n 200000 -c 8 -q EVALSHA "$sha" 2 lock fence "$value" 10000 >/dev/null 2>&1
+  per=$(redis-cli -p "$port" INFO commandstats | sed -n 's/.*cmdstat_evalsha:.*usec_per_call=\([0-9.]*\).*/\1/p')
+  printf '%-7s %s us per acquisition (server time, value of %d bytes)\n' "$variant" "$per" "${#value}"
 done

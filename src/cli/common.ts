@@ -4,6 +4,7 @@ import { keyFor } from '../context.ts';
 import { IoredisDriver } from '../driver/ioredis.ts';
 import { NodeRedisDriver } from '../driver/node-redis.ts';
 import type { Driver } from '../driver/types.ts';
+import { readOne } from '../inspect/read.ts';
 
 /**
  * Exit codes of the `leasehold` command (docs/cli.md lists them, online at DOCS). Codes from sysexits.h where one
@@ -151,30 +152,31 @@ export interface LockState {
   name: string;
   key: string;
   held: boolean;
-  /** The holder's owner token, when held. */
+  /** The holder's owner token (`lease.token`), when held. */
   token: string | null;
+  /** The holder's `owner`, when held and stamped (leasehold >= 0.2 stamps every lease). */
+  owner: string | null;
+  /** When the holder asked for the lock (epoch ms, the holder's clock). */
+  since: number | null;
   /** Remaining TTL in ms when held (-1: no TTL). */
   ttl: number | null;
   /** The last fencing token issued for this name (0 when never acquired). */
   fencingToken: string;
 }
 
+/** One read of a mutex, through the inspection script (src/scripts/inspect.lua). */
 export async function readState(driver: Driver, conn: Connection, name: string): Promise<LockState> {
-  const { key, fence } = keysOf(conn, name);
-  const [token, pttl, counter] = await Promise.all([
-    driver.command(['GET', key]),
-    driver.command(['PTTL', key]),
-    driver.command(['GET', fence]),
-  ]);
-  const text = (v: unknown) => (v === null || v === undefined ? null : String(v));
-  const held = text(token) !== null;
+  const state = await readOne(driver, conn.prefix, name, 'mutex', 1);
+  const holder = state?.holders[0];
   return {
     name,
-    key,
-    held,
-    token: text(token),
-    ttl: held ? Number(pttl) : null,
-    fencingToken: text(counter) ?? '0',
+    key: keyFor(conn.prefix, name),
+    held: holder !== undefined,
+    token: holder?.token ?? null,
+    owner: holder?.owner ?? null,
+    since: holder?.since ?? null,
+    ttl: holder?.ttlLeft ?? null,
+    fencingToken: String(state?.lastFencingToken ?? 0n),
   };
 }
 
@@ -197,4 +199,23 @@ export function formatMs(ms: number): string {
   if (ms < 1_000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${(ms / 1_000).toFixed(1)} s`;
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1_000)} s`;
+}
+
+/**
+ * Resolves on SIGINT or SIGTERM (the long-running views: watch, top, dashboard), or when `other`
+ * is called (top's q key); the handlers are removed either way.
+ */
+export function untilStopped(other?: (stop: () => void) => () => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let undo = (): void => {};
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      undo();
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    if (other !== undefined) undo = other(stop);
+  });
 }

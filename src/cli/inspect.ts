@@ -14,12 +14,13 @@ import {
   openDriver,
   printJson,
   readState,
+  untilStopped,
 } from './common.ts';
 
 export const statusHelp = `Usage: leasehold status <name> [options]
 
-Shows who holds the lock <name> as Redis has it: the holder's owner token, the remaining TTL,
-and the last fencing token issued. Waiters are not listed: a mutex's waiters are not recorded
+Shows who holds the lock <name> as Redis has it: the holder's owner and token, since when, the
+remaining TTL, and the last fencing token issued. Waiters are not listed: a mutex's waiters are not recorded
 in Redis (they learn of a release from invalidation pushes).
 
 ${connectionHelp}
@@ -78,7 +79,9 @@ export function describeState(s: LockState): string {
   const lines = [`lock       ${s.name}  (key ${s.key})`];
   if (s.held) {
     lines.push('state      held');
-    lines.push(`holder     owner token ${s.token}`);
+    lines.push(`holder     ${s.owner ?? '(no owner recorded)'}, token ${s.token}`);
+    if (s.since !== null)
+      lines.push(`since      ${new Date(s.since).toISOString()} (${formatMs(Date.now() - s.since)} ago)`);
     lines.push(
       `ttl        ${s.ttl === -1 ? 'none (the key never expires!)' : `${formatMs(s.ttl ?? 0)} remaining`}`,
     );
@@ -124,15 +127,7 @@ export async function watch(argv: string[]): Promise<number> {
   const driver = await openDriver(conn, true);
   const watcher = new Watcher(driver, conn, name, values);
   await watcher.refresh();
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  await untilStopped();
   watcher.stop();
   await driver.close();
   return EXIT.ok;
@@ -223,7 +218,7 @@ class Watcher {
       this.#timer = setTimeout(() => void this.refresh(), next.ttl + 1);
       this.#timer.unref();
     }
-    const fields = { token: next.token, ttl: next.ttl, fencingToken: next.fencingToken };
+    const fields = { token: next.token, owner: next.owner, ttl: next.ttl, fencingToken: next.fencingToken };
     if (prev === undefined) {
       const human = next.held
         ? `held (fencing token ${next.fencingToken}, ${formatMs(next.ttl ?? 0)} left)`

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 import { LeaseholdError } from '../errors.ts';
 import { CliError, DOCS, EXIT, parseArgsMessage, version } from './common.ts';
+import { dashboard } from './dashboard.ts';
 import { delegate, demo } from './delegate.ts';
 import { doctor } from './doctor.ts';
 import { release, status, watch } from './inspect.ts';
 import { run } from './run.ts';
+import { top } from './top.ts';
 
 const help = `leasehold ${version()}: distributed locks on Redis, from the command line
 
@@ -15,6 +17,8 @@ Commands:
   status <name>                who holds <name>, for how long, and its fencing counter
   release --force <name>       delete <name> whoever holds it (the holder is told at once)
   watch <name>                 print every change to <name> as it happens
+  top [<name-prefix>]          live view of every name under a prefix: holders, TTLs, waiters
+  dashboard [<name-prefix>]    the same as a web page (127.0.0.1 by default), live over SSE
   doctor                       check a server: version, tracking rule, notification mode, round trip
   demo                         a live demo: processes contend, the holder dies, the lock moves
   bench                        the benchmarks against peer libraries (source checkout)
@@ -28,6 +32,8 @@ const commands: Record<string, (argv: string[]) => Promise<number>> = {
   status,
   release,
   watch,
+  top,
+  dashboard,
   doctor,
   demo,
   bench: (argv) => delegate('bench', 'bench', argv),

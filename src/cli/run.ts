@@ -5,6 +5,7 @@ import { MIN_TTL } from '../clock.ts';
 import { LockTimeoutError, RedisUnavailableError } from '../errors.ts';
 import type { Lease } from '../lease.ts';
 import { Leasehold } from '../leasehold.ts';
+import { defaultOwner } from '../owner.ts';
 import {
   CliError,
   type Connection,
@@ -32,6 +33,7 @@ Options:
   --wait              wait while another holder has the lock (the default)
   --no-wait           make one attempt; exit 75 at once when the lock is busy
   --grace <ms>        after a loss, time between SIGTERM and SIGKILL (default: 5000)
+  --owner <text>      who holds it, as inspection shows it (default: host:pid:leasehold run <command>)
 ${connectionHelp}
   Durations accept a unit: 500ms, 10s, 2m.
 
@@ -60,6 +62,7 @@ export async function run(argv: string[]): Promise<number> {
       wait: { type: 'boolean' },
       'no-wait': { type: 'boolean' },
       grace: { type: 'string' },
+      owner: { type: 'string' },
     },
     allowPositionals: true,
   });
@@ -88,7 +91,9 @@ export async function run(argv: string[]): Promise<number> {
     else if (human !== undefined) process.stderr.write(`leasehold: ${human}\n`);
   };
 
-  const lh = await connect(conn, ttl);
+  // What `leasehold top`, the dashboard and lh.inspect() show as the holder.
+  const owner = values.owner ?? defaultOwner(`leasehold run ${command.join(' ')}`);
+  const lh = await connect(conn, ttl, owner);
   try {
     const lease = await acquire(lh, name, { ttl, timeout, noWait: values['no-wait'] === true, json, report });
     if (typeof lease === 'number') return lease;
@@ -98,9 +103,9 @@ export async function run(argv: string[]): Promise<number> {
   }
 }
 
-async function connect(conn: Connection, ttl: number): Promise<Leasehold> {
+async function connect(conn: Connection, ttl: number, owner: string): Promise<Leasehold> {
   try {
-    return await Leasehold.connect({ url: conn.url, prefix: conn.prefix, driver: conn.driver, ttl });
+    return await Leasehold.connect({ url: conn.url, prefix: conn.prefix, driver: conn.driver, ttl, owner });
   } catch (error) {
     // main() puts its own "leasehold run:" in front.
     if (error instanceof TypeError) throw new CliError(error.message.replace(/^leasehold: /, ''));

@@ -184,6 +184,10 @@ export class ClusterDriver implements Driver {
     );
   }
 
+  scanNodes(): readonly Driver[] {
+    return [...this.#nodes.values()].map((entry) => entry.driver);
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);

@@ -10,11 +10,13 @@ import {
   type Driver,
   type DriverHandlers,
   evalArgs,
+  isBcastOverlap,
   isErrorReply,
   isNoScript,
   NO_HANDLERS,
   type ScriptCall,
   type TrackingProof,
+  trackingOn,
 } from './types.ts';
 
 /**
@@ -46,6 +48,12 @@ export interface IoredisDriverOptions {
   client?: unknown;
   /** Names the notification canary's keys (default: under the prefix "leasehold"). */
   canaryKey?: (() => string) | undefined;
+  /**
+   * Broadcast tracking: every write to a key starting with one of these prefixes is pushed, with
+   * no read needed (the inspection views: `leasehold top`, the dashboard). Redis refuses
+   * overlapping prefixes. Give a `canaryKey` under one of them.
+   */
+  bcast?: readonly string[] | undefined;
 }
 
 const CHANNEL = '__redis__:invalidate';
@@ -187,8 +195,13 @@ export class IoredisDriver implements Driver {
       await sub.subscribe(CHANNEL);
       // A refusal by the server (an ACL without client|tracking, a proxy without CLIENT) is a
       // failed proof, not a dropped connection: leasehold then polls.
-      await cmd.call('CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(id), 'NOLOOP').catch((error: unknown) => {
+      // BCAST prefixes cannot be declared twice on a connection ("overlaps with an existing
+      // prefix"), and this runs again whenever either connection comes back: start afresh.
+      if (this.#options.bcast !== undefined) await cmd.call('CLIENT', 'TRACKING', 'OFF').catch(() => {});
+      const [, ...args] = trackingOn(String(id), this.#options.bcast);
+      await cmd.call('CLIENT', ...args).catch((error: unknown) => {
         if (!isErrorReply(error)) throw error;
+        if (this.#options.bcast !== undefined && isBcastOverlap(error)) return;
         proof = refused(asError(error));
       });
       await preloadScripts((args) => cmd.call(args[0]!, ...args.slice(1)));

@@ -9,11 +9,13 @@ import {
   type Driver,
   type DriverHandlers,
   evalArgs,
+  isBcastOverlap,
   isErrorReply,
   isNoScript,
   NO_HANDLERS,
   type ScriptCall,
   type TrackingProof,
+  trackingOn,
 } from './types.ts';
 
 // node-redis's generic client type is a large union; the driver only uses these members.
@@ -56,6 +58,12 @@ export interface NodeRedisDriverOptions {
   client?: unknown;
   /** Names the notification canary's keys (default: under the prefix "leasehold"). */
   canaryKey?: (() => string) | undefined;
+  /**
+   * Broadcast tracking: every write to a key starting with one of these prefixes is pushed, with
+   * no read needed (the inspection views: `leasehold top`, the dashboard). Redis refuses
+   * overlapping prefixes. Give a `canaryKey` under one of them.
+   */
+  bcast?: readonly string[] | undefined;
 }
 
 /**
@@ -193,7 +201,10 @@ export class NodeRedisDriver implements Driver {
   /** Arms tracking on our own connection, resets the core, then proves that pushes arrive. */
   async #armSelf(): Promise<void> {
     const cmd = this.#cmd!;
-    await this.#armThen(() => cmd.sendCommand(['CLIENT', 'TRACKING', 'ON', 'NOLOOP']));
+    await this.#armThen(async () => {
+      await this.#bcastOff(cmd);
+      await cmd.sendCommand(trackingOn(undefined, this.#options.bcast)).catch(this.#raced);
+    });
   }
 
   /**
@@ -257,13 +268,25 @@ export class NodeRedisDriver implements Driver {
     return cmd === undefined ? Promise.resolve() : preloadScripts((args) => cmd.sendCommand(args));
   }
 
+  /** A concurrent arm already declared the same BCAST prefixes: its tracking stands. */
+  readonly #raced = (error: unknown): void => {
+    if (this.#options.bcast === undefined || !isBcastOverlap(error)) throw error;
+  };
+
+  /** BCAST prefixes cannot be declared twice on a connection: arming again starts afresh. */
+  async #bcastOff(cmd: Client): Promise<void> {
+    if (this.#options.bcast !== undefined)
+      await cmd.sendCommand(['CLIENT', 'TRACKING', 'OFF']).catch(() => {});
+  }
+
   async #armRedirect(): Promise<void> {
     const notify = this.#notify;
     const cmd = this.#cmd;
     if (notify === undefined || cmd === undefined || !notify.isReady || !cmd.isReady) return;
     await this.#armThen(async () => {
       const id = await notify.sendCommand(['CLIENT', 'ID']);
-      await cmd.sendCommand(['CLIENT', 'TRACKING', 'ON', 'REDIRECT', String(id), 'NOLOOP']);
+      await this.#bcastOff(cmd);
+      await cmd.sendCommand(trackingOn(String(id), this.#options.bcast)).catch(this.#raced);
     });
   }
 

@@ -70,6 +70,11 @@ export interface Driver {
   connect(): Promise<void>;
   /** Closes what the driver opened (a user's own client is left open). */
   close(): Promise<void>;
+  /**
+   * The one-node drivers that together hold every key, for SCAN (Cluster: one per master).
+   * Undefined: this driver itself.
+   */
+  scanNodes?(): readonly Driver[];
   /** Set when the `durability` option asks for WAIT after every acquisition (Sentinel, Cluster). */
   readonly durability?: DurabilityCheck | undefined;
 }
@@ -96,6 +101,26 @@ export interface DurabilityCheck {
  * `canaryKey` names the keys of that node's notification canary (a Cluster master must own them).
  */
 export type NodeDriverFactory = (url: string, tracking: boolean, canaryKey?: () => string) => Driver;
+
+/** CLIENT TRACKING ON [REDIRECT id] [BCAST PREFIX p...] NOLOOP. */
+export function trackingOn(redirect: string | undefined, bcast: readonly string[] | undefined): string[] {
+  return [
+    'CLIENT',
+    'TRACKING',
+    'ON',
+    ...(redirect === undefined ? [] : ['REDIRECT', redirect]),
+    ...(bcast === undefined ? [] : ['BCAST', ...bcast.flatMap((prefix) => ['PREFIX', prefix])]),
+    'NOLOOP',
+  ];
+}
+
+/**
+ * A second CLIENT TRACKING ON ... BCAST with the same prefixes on one connection: two arms raced
+ * (each connection's 'ready' arms); the first one's tracking stands.
+ */
+export function isBcastOverlap(error: unknown): boolean {
+  return error instanceof Error && /overlaps with an existing prefix/.test(error.message);
+}
 
 export function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');

@@ -75,6 +75,12 @@ export class MemoryBackend {
     return this.#data.size;
   }
 
+  /** The live keys (for SCAN). */
+  keys(): string[] {
+    this.#expire();
+    return [...this.#data.keys()];
+  }
+
   /** Deletes every key and tells every tracking client that everything may have changed. */
   flush(): void {
     this.#data.clear();

@@ -98,8 +98,43 @@ const basicCommands: Record<string, CommandSpec> = {
     },
   },
   HGETALL: { arity: 1, read: true, run: (store, [key = '']) => [...(hash(store, key) ?? [])].flat() },
+  // One call walks the whole keyspace (cursor 0 in, 0 out), as SCAN may: the store is local.
+  SCAN: {
+    arity: 1,
+    run(store, [, ...rest]) {
+      const words = upper(rest, 0);
+      const at = words.indexOf('MATCH');
+      const match = at === -1 ? undefined : globToRegExp(rest[at + 1] ?? '*');
+      return ['0', store.keys().filter((key) => match === undefined || match.test(key))];
+    },
+  },
   HLEN: { arity: 1, read: true, run: (store, [key = '']) => hash(store, key)?.size ?? 0 },
 };
+
+/** Redis's glob (`*`, `?`, `[...]`, `\\x`) as a RegExp. */
+function globToRegExp(glob: string): RegExp {
+  let source = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i] as string;
+    if (c === '\\') source += literal(glob[++i] ?? '\\');
+    else if (c === '*') source += '[\\s\\S]*';
+    else if (c === '?') source += '[\\s\\S]';
+    else if (c === '[') {
+      const end = glob.indexOf(']', i + 1);
+      if (end === -1) source += '\\[';
+      else {
+        source += `[${glob
+          .slice(i + 1, end)
+          .replace(/^\^/, '^')
+          .replace(/\\/g, '\\\\')}]`;
+        i = end;
+      }
+    } else source += literal(c);
+  }
+  return new RegExp(`^${source}$`);
+}
+
+const literal = (c: string): string => c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 const commands: Record<string, CommandSpec> = { ...basicCommands, ...zsetCommands, ...streamCommands };
 

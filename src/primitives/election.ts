@@ -1,5 +1,5 @@
 import { monotonic } from '../clock.ts';
-import { keyFor, newToken } from '../context.ts';
+import { keyFor } from '../context.ts';
 import { ConnectionClosedError, RedisUnavailableError, toLeaseholdError, toOutcomes } from '../errors.ts';
 import { Lease, type LeaseCore, type LeaseInit } from '../lease.ts';
 import {
@@ -10,6 +10,7 @@ import {
   checkSignal,
   fail,
 } from '../options.ts';
+import { stamp } from '../owner.ts';
 import { loadScript } from '../scripts/index.ts';
 import type { Attempt } from '../wait-queue.ts';
 import type { Keeper } from './keeper.ts';
@@ -104,9 +105,9 @@ export class ElectionCore implements LeaseCore {
     };
   }
 
-  async campaign(name: string, value: string, ttl: number): Promise<Attempt<Lease>> {
+  async campaign(name: string, value: string, ttl: number, owner?: string): Promise<Attempt<Lease>> {
     const k = this.keys(name);
-    const token = newToken();
+    const token = stamp(owner ?? this.#keeper.ctx.owner);
     const sentAt = monotonic();
     const reply = await this.#keeper.run(
       this.#keeper.ctx.driver.eval({
@@ -119,7 +120,7 @@ export class ElectionCore implements LeaseCore {
     const [ok, result] = pair(reply, 'election-campaign');
     if (ok !== 1) return { retryIn: this.#keeper.retryIn(toNumber(result), ttl) };
     const lease = this.#keeper.hold(
-      { name, token, fencingToken: toFence(result), ttl, sentAt, core: this },
+      { name, stored: token, fencingToken: toFence(result), ttl, sentAt, core: this },
       { key: k.leader, policy: 'verify', wake: [k.leader, k.log] },
       (init) => new Term(init, this),
     );
@@ -131,7 +132,7 @@ export class ElectionCore implements LeaseCore {
     const calls = items.map(({ lease, ttl }) => ({
       script: scripts.extend,
       keys: [this.keys(lease.name).leader],
-      args: [lease.token, String(Math.ceil(ttl))],
+      args: [lease.stored, String(Math.ceil(ttl))],
     }));
     return this.#keeper.ctx.driver.evalMany(calls).then((results) => toOutcomes(results, 'extend'));
   }
@@ -139,7 +140,7 @@ export class ElectionCore implements LeaseCore {
   async release(lease: Lease): Promise<boolean> {
     const k = this.keys(lease.name);
     const reply = await this.#keeper.ctx.driver
-      .eval({ script: scripts.resign, keys: [k.leader, k.log], args: [lease.token, LOG_LENGTH] })
+      .eval({ script: scripts.resign, keys: [k.leader, k.log], args: [lease.stored, LOG_LENGTH] })
       .catch((error: unknown) => {
         throw toLeaseholdError(error, 'resign');
       });
@@ -152,7 +153,7 @@ export class ElectionCore implements LeaseCore {
       this.#keeper.ctx.driver.eval({
         script: scripts.proclaim,
         keys: [k.leader, k.log],
-        args: [lease.token, value, LOG_LENGTH],
+        args: [lease.stored, value, LOG_LENGTH],
       }),
       'proclaim',
     );
@@ -232,7 +233,7 @@ export class Election {
       const k = this.#core.keys(this.name);
       const queue = { key: k.leader, watch: [k.leader], shared: false };
       return this.#keeper.wait(this.name, queue, valid, () =>
-        this.#core.campaign(this.name, value, valid.ttl),
+        this.#core.campaign(this.name, value, valid.ttl, valid.owner),
       ) as Promise<Term>;
     } catch (error) {
       return Promise.reject(error);

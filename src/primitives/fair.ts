@@ -1,5 +1,5 @@
 import { monotonic } from '../clock.ts';
-import { keyFor, newToken } from '../context.ts';
+import { keyFor } from '../context.ts';
 import {
   ConnectionClosedError,
   LockTimeoutError,
@@ -9,6 +9,7 @@ import {
 } from '../errors.ts';
 import type { Lease, LeaseCore } from '../lease.ts';
 import { type AcquireOptions, checkAcquireOptions, type ValidAcquireOptions } from '../options.ts';
+import { stamp } from '../owner.ts';
 import { loadScript, scripts as mutexScripts } from '../scripts/index.ts';
 import type { Attempt } from '../wait-queue.ts';
 import type { Keeper } from './keeper.ts';
@@ -73,7 +74,7 @@ export class FairCore implements LeaseCore {
       return { retryIn: Math.min(this.#keeper.retryIn(toNumber(value), ttl), ttl / 3) };
     }
     const lease = this.#keeper.hold(
-      { name, token, fencingToken: toFence(value), ttl, sentAt, core: this },
+      { name, stored: token, fencingToken: toFence(value), ttl, sentAt, core: this },
       { key: k.lock, policy: 'verify', wake: [] },
     );
     return { acquired: lease };
@@ -83,7 +84,7 @@ export class FairCore implements LeaseCore {
     const calls = items.map(({ lease, ttl }) => ({
       script: mutexScripts.extend,
       keys: [this.keys(lease.name).lock],
-      args: [lease.token, String(Math.ceil(ttl))],
+      args: [lease.stored, String(Math.ceil(ttl))],
     }));
     return this.#keeper.ctx.driver.evalMany(calls).then((results) => toOutcomes(results, 'extend'));
   }
@@ -91,7 +92,7 @@ export class FairCore implements LeaseCore {
   async release(lease: Lease): Promise<boolean> {
     const k = this.keys(lease.name);
     const reply = await this.#keeper.ctx.driver
-      .eval({ script: scripts.release, keys: [k.lock, k.queue, k.deadlines], args: [lease.token, k.turn] })
+      .eval({ script: scripts.release, keys: [k.lock, k.queue, k.deadlines], args: [lease.stored, k.turn] })
       .catch((error: unknown) => {
         throw toLeaseholdError(error, 'release');
       });
@@ -163,9 +164,9 @@ export class FairLock {
 
   /** One attempt: the Lease when the lock is free and nobody waits, else undefined. */
   async tryAcquire(options?: Pick<AcquireOptions, 'ttl'>): Promise<Lease | undefined> {
-    const { ttl } = checkAcquireOptions(options, this.#defaults);
+    const { ttl, owner } = checkAcquireOptions(options, this.#defaults);
     if (this.#keeper.ctx.closed) throw new ConnectionClosedError();
-    const result = await this.#core.attempt(this.name, newToken(), ttl, false);
+    const result = await this.#core.attempt(this.name, stamp(owner ?? this.#keeper.ctx.owner), ttl, false);
     if (!('acquired' in result)) return undefined;
     this.#keeper.ctx.emit('acquired', {
       name: this.name,
@@ -178,12 +179,14 @@ export class FairLock {
   // Each waiter has its own place in Redis's queue, so waiters do not share one attempt as
   // mutex waiters do; each runs this small loop: attempt, then sleep until its turn key changes,
   // its own timer fires (deadline refresh, holder's TTL) or it gives up.
-  #wait({ timeout, signal, ttl }: ValidAcquireOptions): Promise<Lease> {
+  #wait({ timeout, signal, ttl, owner }: ValidAcquireOptions): Promise<Lease> {
     const keeper = this.#keeper;
     if (keeper.ctx.closed) return Promise.reject(new ConnectionClosedError());
     if (signal?.aborted) return Promise.reject(signal.reason);
     const name = this.name;
-    const token = newToken();
+    // One value for the whole wait: it is this waiter's place in the queue, and its `since`
+    // is when it joined.
+    const token = stamp(owner ?? keeper.ctx.owner);
     const turnKey = this.#core.keys(name).turn + token;
     const startedAt = monotonic();
     return new Promise<Lease>((resolve, reject) => {

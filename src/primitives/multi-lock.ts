@@ -1,5 +1,5 @@
 import { drift, monotonic } from '../clock.ts';
-import { keyFor, newToken } from '../context.ts';
+import { keyFor } from '../context.ts';
 import { keySlot } from '../driver/cluster-topology.ts';
 import { ConnectionClosedError, RedisCommandError } from '../errors.ts';
 import { Lease, type LeaseCore, type LeaseInit } from '../lease.ts';
@@ -13,6 +13,7 @@ import {
   describe,
   type ValidAcquireOptions,
 } from '../options.ts';
+import { stamp } from '../owner.ts';
 import { loadScript } from '../scripts/index.ts';
 import type { Attempt } from '../wait-queue.ts';
 import { confirmDurable, durabilityEpoch } from './durability.ts';
@@ -131,15 +132,16 @@ export class MultiLockCore implements LeaseCore {
       plan.name,
       spec,
       options,
-      () => this.attempt(plan, options.ttl, true),
+      () => this.attempt(plan, options.ttl, options.owner, true),
       () => this.#blocked.delete(plan.queue),
     ) as Promise<MultiLease>;
   }
 
   /** One attempt at every name; the lease, or when to try again. `queued`: for a wait queue. */
-  async attempt(plan: Plan, ttl: number, queued = false): Promise<Attempt<Lease>> {
+  async attempt(plan: Plan, ttl: number, owner: string | undefined, queued = false): Promise<Attempt<Lease>> {
     if (this.#keeper.ctx.closed) throw new ConnectionClosedError();
-    const token = newToken();
+    // The stored value, the same on every name: the random token plus who and since when (src/owner.ts).
+    const token = stamp(owner ?? this.#keeper.ctx.owner);
     const sentAt = monotonic();
     // Set before the names taken are given back: giving back wakes local queues blocked on them,
     // and this attempt's own queue must not be among them.
@@ -237,7 +239,7 @@ export class MultiLockCore implements LeaseCore {
     let max = fences[0] ?? 0n;
     for (const fence of fences) if (fence > max) max = fence;
     return this.#keeper.hold(
-      { name: plan.name, token, fencingToken: max, ttl, sentAt, core: this },
+      { name: plan.name, stored: token, fencingToken: max, ttl, sentAt, core: this },
       { key: locks[0] ?? '', also: locks.slice(1), policy: 'verify', wake: locks },
       (init) => new MultiLease(init, plan, fences),
     ) as MultiLease;
@@ -252,7 +254,7 @@ export class MultiLockCore implements LeaseCore {
   async extendMany(items: readonly { lease: Lease; ttl: number }[]): Promise<(boolean | Error)[]> {
     const flat: ExtendItem[] = [];
     for (const { lease, ttl } of items) {
-      const { entries, fencingTokens, token } = lease as MultiLease;
+      const { entries, fencingTokens, stored: token } = lease as MultiLease;
       for (const keys of entries) {
         const fencingToken = fencingTokens.get(keys.name) ?? 0n;
         flat.push({ lock: keys.lock, fence: keys.fence, token, ttl, fencingToken });
@@ -261,7 +263,7 @@ export class MultiLockCore implements LeaseCore {
     const results = await this.#backend.extend(flat);
     let at = 0;
     return items.map(({ lease }) => {
-      const { entries, token } = lease as MultiLease;
+      const { entries, stored: token } = lease as MultiLease;
       const mine = results.slice(at, at + entries.length);
       at += entries.length;
       if (mine.includes(false)) {
@@ -276,7 +278,7 @@ export class MultiLockCore implements LeaseCore {
 
   /** Compare-and-delete of every name; true when this lease still held them all. */
   async release(lease: Lease): Promise<boolean> {
-    const { entries, token } = lease as MultiLease;
+    const { entries, stored: token } = lease as MultiLease;
     const results = await this.#backend.release(entries.map((keys) => ({ lock: keys.lock, token })));
     const error = results.find((result) => result instanceof Error);
     if (error !== undefined) throw error;
@@ -321,11 +323,11 @@ export class MultiLock {
   }
 
   /** One attempt: the lease, or undefined when any name is held by someone else. */
-  async tryAcquire(options?: Pick<AcquireOptions, 'ttl'>): Promise<MultiLease | undefined> {
+  async tryAcquire(options?: Pick<AcquireOptions, 'ttl' | 'owner'>): Promise<MultiLease | undefined> {
     const o = checkObject(options, 'options');
-    checkKnownKeys(o, ['ttl'], 'tryAcquire options');
-    const { ttl } = checkAcquireOptions(o, this.#defaults);
-    const result = await this.#core.attempt(this.#plan, ttl);
+    checkKnownKeys(o, ['ttl', 'owner'], 'tryAcquire options');
+    const { ttl, owner } = checkAcquireOptions(o, this.#defaults);
+    const result = await this.#core.attempt(this.#plan, ttl, owner);
     if (!('acquired' in result)) return undefined;
     this.#core.acquired(result.acquired);
     return result.acquired as MultiLease;

@@ -1,8 +1,9 @@
 import { drift, monotonic } from '../clock.ts';
-import { keyFor, newToken } from '../context.ts';
+import { keyFor } from '../context.ts';
 import { ConnectionClosedError } from '../errors.ts';
 import type { Lease, LeaseCore } from '../lease.ts';
 import type { ValidAcquireOptions } from '../options.ts';
+import { stamp } from '../owner.ts';
 import type { Attempt } from '../wait-queue.ts';
 import type { Keeper } from './keeper.ts';
 import type { MutexBackend, MutexKeys } from './mutex-backend.ts';
@@ -26,24 +27,24 @@ export class Mutex implements LeaseCore {
   acquire(name: string, options: ValidAcquireOptions): Promise<Lease> {
     const { lock } = this.#keys(name);
     return this.#keeper.wait(name, { key: lock, watch: [lock], shared: false }, options, () =>
-      this.#attempt(name, options.ttl),
+      this.#attempt(name, options.ttl, options.owner),
     );
   }
 
   /** One attempt; undefined when someone else holds the lock. */
-  async tryAcquire(name: string, ttl: number): Promise<Lease | undefined> {
+  async tryAcquire(name: string, ttl: number, owner?: string): Promise<Lease | undefined> {
     if (this.#keeper.ctx.closed) throw new ConnectionClosedError();
-    const result = await this.#attempt(name, ttl);
+    const result = await this.#attempt(name, ttl, owner);
     if (!('acquired' in result)) return undefined;
     this.#keeper.ctx.emit('acquired', { name, fencingToken: result.acquired.fencingToken, waited: 0 });
     return result.acquired;
   }
 
   /** Takes the lock whoever holds it; the previous holder's signal aborts at once. */
-  async forceAcquire(name: string, ttl: number): Promise<Lease> {
+  async forceAcquire(name: string, ttl: number, owner?: string): Promise<Lease> {
     if (this.#keeper.ctx.closed) throw new ConnectionClosedError();
     const keys = this.#keys(name);
-    const token = newToken();
+    const token = stamp(owner ?? this.#keeper.ctx.owner);
     const sentAt = monotonic();
     const fence = await this.#keeper.track(this.#backend.force(keys, token, ttl));
     const lease = this.#hold(name, keys, token, fence, ttl, sentAt);
@@ -55,20 +56,23 @@ export class Mutex implements LeaseCore {
     return this.#backend.extend(
       items.map(({ lease, ttl }) => {
         const { lock, fence } = this.#keys(lease.name);
-        return { lock, fence, token: lease.token, ttl, fencingToken: lease.fencingToken };
+        return { lock, fence, token: lease.stored, ttl, fencingToken: lease.fencingToken };
       }),
     );
   }
 
   async release(lease: Lease): Promise<boolean> {
-    const [result] = await this.#backend.release([{ lock: this.#keys(lease.name).lock, token: lease.token }]);
+    const [result] = await this.#backend.release([
+      { lock: this.#keys(lease.name).lock, token: lease.stored },
+    ]);
     if (result instanceof Error) throw result;
     return result === true;
   }
 
-  async #attempt(name: string, ttl: number): Promise<Attempt<Lease>> {
+  async #attempt(name: string, ttl: number, owner: string | undefined): Promise<Attempt<Lease>> {
     const keys = this.#keys(name);
-    const token = newToken();
+    // The stored value: the random token plus who and since when (src/owner.ts).
+    const token = stamp(owner ?? this.#keeper.ctx.owner);
     const sentAt = monotonic();
     let reply: Awaited<ReturnType<MutexBackend['acquire']>>;
     try {
@@ -102,7 +106,7 @@ export class Mutex implements LeaseCore {
     sentAt: number,
   ): Lease {
     const lease = this.#keeper.hold(
-      { name, token, fencingToken, ttl, sentAt, core: this },
+      { name, stored: token, fencingToken, ttl, sentAt, core: this },
       { key: keys.lock, policy: 'verify', onEnd: this.#ended },
     );
     const previous = this.#held.get(name);

@@ -1,9 +1,10 @@
 import { monotonic } from '../clock.ts';
-import { keyFor, newToken } from '../context.ts';
+import { keyFor } from '../context.ts';
 import type { ScriptCall } from '../driver/types.ts';
 import { ConnectionClosedError, toLeaseholdError, toOutcomes } from '../errors.ts';
 import type { Lease, LeaseCore } from '../lease.ts';
 import { type AcquireOptions, checkAcquireOptions } from '../options.ts';
+import { stamp } from '../owner.ts';
 import { loadScript, scripts as mutexScripts, type Script } from '../scripts/index.ts';
 import type { Attempt } from '../wait-queue.ts';
 import type { Keeper } from './keeper.ts';
@@ -45,12 +46,12 @@ export class RwLockCore {
           items.map(({ lease, ttl }) => ({
             script: scripts.readExtend,
             keys: [this.keys(lease.name).readers],
-            args: [lease.token, String(Math.ceil(ttl))],
+            args: [lease.stored, String(Math.ceil(ttl))],
           })),
         ),
       release: (lease) => {
         const k = this.keys(lease.name);
-        return this.#one(scripts.readRelease, [k.readers, k.released], [lease.token]);
+        return this.#one(scripts.readRelease, [k.readers, k.released], [lease.stored]);
       },
     };
     this.writeCore = {
@@ -59,10 +60,10 @@ export class RwLockCore {
           items.map(({ lease, ttl }) => ({
             script: mutexScripts.extend,
             keys: [this.keys(lease.name).writer],
-            args: [lease.token, String(Math.ceil(ttl))],
+            args: [lease.stored, String(Math.ceil(ttl))],
           })),
         ),
-      release: (lease) => this.#one(mutexScripts.release, [this.keys(lease.name).writer], [lease.token]),
+      release: (lease) => this.#one(mutexScripts.release, [this.keys(lease.name).writer], [lease.stored]),
     };
   }
 
@@ -105,7 +106,7 @@ export class RwLockCore {
     const lease = this.#keeper.hold(
       {
         name,
-        token,
+        stored: token,
         fencingToken: toFence(value),
         ttl,
         sentAt,
@@ -200,11 +201,11 @@ export class ReadWriteLock {
       if (mode === 'read') {
         const queue = { key: k.readers, watch: [k.writer, k.waiting], shared: true };
         return this.#keeper.wait(this.name, queue, valid, () =>
-          this.#core.attempt('read', this.name, newToken(), valid.ttl, false),
+          this.#core.attempt('read', this.name, this.#stamp(valid.owner), valid.ttl, false),
         );
       }
       // One token for the whole wait: it is this writer's registration among the waiting.
-      const token = newToken();
+      const token = this.#stamp(valid.owner);
       let registered = false;
       return this.#keeper.wait(
         this.name,
@@ -224,9 +225,9 @@ export class ReadWriteLock {
   }
 
   async #try(mode: 'read' | 'write', options: unknown): Promise<Lease | undefined> {
-    const { ttl } = checkAcquireOptions(options, this.#defaults);
+    const { ttl, owner } = checkAcquireOptions(options, this.#defaults);
     if (this.#keeper.ctx.closed) throw new ConnectionClosedError();
-    const result = await this.#core.attempt(mode, this.name, newToken(), ttl, false);
+    const result = await this.#core.attempt(mode, this.name, this.#stamp(owner), ttl, false);
     if (!('acquired' in result)) return undefined;
     this.#keeper.ctx.emit('acquired', {
       name: this.name,
@@ -234,5 +235,10 @@ export class ReadWriteLock {
       waited: 0,
     });
     return result.acquired;
+  }
+
+  /** A stored value: a fresh token stamped with the owner (src/owner.ts). */
+  #stamp(owner: string | undefined): string {
+    return stamp(owner ?? this.#keeper.ctx.owner);
   }
 }

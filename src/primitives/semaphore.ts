@@ -1,8 +1,9 @@
 import { monotonic } from '../clock.ts';
-import { keyFor, newToken } from '../context.ts';
+import { keyFor } from '../context.ts';
 import { ConnectionClosedError, toLeaseholdError, toOutcomes } from '../errors.ts';
 import type { Lease, LeaseCore } from '../lease.ts';
 import { type AcquireOptions, checkAcquireOptions, checkKnownKeys, checkObject, fail } from '../options.ts';
+import { stamp } from '../owner.ts';
 import { loadScript } from '../scripts/index.ts';
 import type { Attempt } from '../wait-queue.ts';
 import type { Keeper } from './keeper.ts';
@@ -72,9 +73,15 @@ export class SemaphoreCore implements LeaseCore {
     };
   }
 
-  async attempt(name: string, limit: number, permits: number, ttl: number): Promise<Attempt<Lease>> {
+  async attempt(
+    name: string,
+    limit: number,
+    permits: number,
+    ttl: number,
+    owner: string | undefined,
+  ): Promise<Attempt<Lease>> {
     const keys = this.keys(name);
-    const token = newToken();
+    const token = stamp(owner ?? this.#keeper.ctx.owner);
     const sentAt = monotonic();
     const reply = await this.#keeper.run(
       this.#keeper.ctx.driver.eval({
@@ -87,7 +94,7 @@ export class SemaphoreCore implements LeaseCore {
     const [ok, value] = pair(reply, 'semaphore-acquire');
     if (ok !== 1) return { retryIn: this.#keeper.retryIn(toNumber(value), ttl) };
     const lease = this.#keeper.hold(
-      { name, token, fencingToken: toFence(value), ttl, sentAt, core: this },
+      { name, stored: token, fencingToken: toFence(value), ttl, sentAt, core: this },
       { key: keys.set, policy: 'reset-only', wake: [keys.set] },
     );
     this.#permits.set(lease, permits);
@@ -98,7 +105,7 @@ export class SemaphoreCore implements LeaseCore {
     const calls = items.map(({ lease, ttl }) => ({
       script: scripts.extend,
       keys: [this.keys(lease.name).set],
-      args: [lease.token, String(this.#permits.get(lease) ?? 1), String(Math.ceil(ttl))],
+      args: [lease.stored, String(this.#permits.get(lease) ?? 1), String(Math.ceil(ttl))],
     }));
     return this.#keeper.ctx.driver.evalMany(calls).then((results) => toOutcomes(results, 'extend'));
   }
@@ -109,7 +116,7 @@ export class SemaphoreCore implements LeaseCore {
       .eval({
         script: scripts.release,
         keys: [keys.set, keys.released],
-        args: [lease.token, String(this.#permits.get(lease) ?? 1)],
+        args: [lease.stored, String(this.#permits.get(lease) ?? 1)],
       })
       .catch((error: unknown) => {
         throw toLeaseholdError(error, 'release');
@@ -166,7 +173,7 @@ export class Semaphore {
       const { set, released } = this.#core.keys(this.name);
       const queue = { key: set, watch: [released], shared: true };
       return this.#keeper.wait(this.name, queue, valid, () =>
-        this.#core.attempt(this.name, this.limit, permits, valid.ttl),
+        this.#core.attempt(this.name, this.limit, permits, valid.ttl, valid.owner),
       );
     } catch (error) {
       return Promise.reject(error);
@@ -178,9 +185,9 @@ export class Semaphore {
     options?: Omit<SemaphoreAcquireOptions, 'timeout' | 'signal'>,
   ): Promise<Lease | undefined> {
     const { permits, rest } = this.#permitsOf(options);
-    const { ttl } = checkAcquireOptions(rest, this.#defaults);
+    const { ttl, owner } = checkAcquireOptions(rest, this.#defaults);
     if (this.#keeper.ctx.closed) throw new ConnectionClosedError();
-    const result = await this.#core.attempt(this.name, this.limit, permits, ttl);
+    const result = await this.#core.attempt(this.name, this.limit, permits, ttl, owner);
     if (!('acquired' in result)) return undefined;
     this.#keeper.ctx.emit('acquired', {
       name: this.name,

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
+import { Leasehold } from '../../src/index.ts';
 import { lockKey, testDriver, uniquePrefix, within } from '../harness/leasehold.ts';
 import { until } from '../harness/poll.ts';
 import { reapOnExit } from '../harness/reaper.ts';
@@ -217,11 +218,15 @@ describe('leasehold CLI', () => {
       ttl: number;
       fencingToken: string;
       token: string;
+      owner: string;
     };
     assert.equal(state.held, true);
+    assert.match(state.owner, /^[^:]+:\d+:leasehold run /, 'run stamps its command as the owner');
     assert.equal(BigInt(state.fencingToken), tokenOf(holder));
     assert.ok(state.ttl > 0 && state.ttl <= 5_000, `ttl ${state.ttl}`);
-    assert.equal(state.token, await command(server.port, ['GET', lockKey(prefix, 'job')]));
+    assert.ok(
+      String(await command(server.port, ['GET', lockKey(prefix, 'job')])).startsWith(`${state.token}~`),
+    );
 
     const human = cli(prefix, ['status', 'job']);
     assert.equal(await human.done, 0);
@@ -263,8 +268,60 @@ describe('leasehold CLI', () => {
     assert.deepEqual(events, ['free', 'acquired', 'released']);
   });
 
+  test('top --json: takeovers within a second from pushes; no Redis command while nothing changes', async () => {
+    const prefix = uniquePrefix('cli');
+    const connect = (owner: string) =>
+      Leasehold.connect({ url: server.url, driver: testDriver, prefix, ttl: 30_000, owner });
+    const [alpha, beta] = await Promise.all([connect('alpha'), connect('beta')]);
+    const early = await alpha.acquire('job:early');
+    const top = cli(prefix, ['top', 'job:', '--json']);
+    try {
+      await within(top.output('"event":"ready"'), 10_000, 'top started');
+      const lines = () =>
+        top.stdout
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
+      assert.ok(lines().some((l) => l['event'] === 'entry' && l['name'] === 'job:early'));
+
+      let at = Date.now();
+      await alpha.acquire('job:a');
+      await within(top.output('"owner":"alpha"'), 5_000, 'top saw the acquisition');
+      const seen = (type: string, name: string) =>
+        lines().find((l) => l['event'] === type && l['name'] === name);
+      await until('top printed the acquisition', async () => seen('acquired', 'job:a'), { timeout: 2_000 });
+      assert.ok(Date.now() - at < 1_000, `acquisition shown after ${Date.now() - at} ms`);
+
+      at = Date.now();
+      await beta.forceAcquire('job:a');
+      await within(top.output('"event":"handoff"'), 2_000, 'top saw the takeover');
+      assert.ok(Date.now() - at < 1_000, `takeover shown after ${Date.now() - at} ms`);
+      const handoff = seen('handoff', 'job:a');
+      assert.equal(handoff?.['owner'], 'beta');
+      assert.equal(handoff?.['previousOwner'], 'alpha');
+
+      // Quiet: nobody writes (extensions are 10 s apart), so top sends nothing at all.
+      const processed = async () =>
+        Number(
+          /total_commands_processed:(\d+)/.exec(String(await command(server.port, ['INFO', 'stats'])))?.[1],
+        );
+      const before = await processed();
+      await new Promise((r) => setTimeout(r, 1_500));
+      assert.equal((await processed()) - before, 1, 'only the INFO of this check ran');
+
+      await early.release();
+      await within(top.output('"event":"released"'), 2_000, 'top saw the release');
+      top.child.kill('SIGINT');
+      assert.equal(await top.done, 0);
+    } finally {
+      // A failed check must not leave top running: its pipes would keep this file alive.
+      if (top.child.exitCode === null) top.child.kill('SIGKILL');
+      await Promise.all([alpha.close(), beta.close()]);
+    }
+  });
+
   test('--help works for every command; bad usage exits 64; an unreachable Redis exits 69', async () => {
-    for (const sub of ['run', 'status', 'release', 'watch', 'demo', 'bench']) {
+    for (const sub of ['run', 'status', 'release', 'watch', 'top', 'demo', 'bench']) {
       const help = spawn(NODE, ['--import', 'tsx', MAIN, sub, '--help'], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });

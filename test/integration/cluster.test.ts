@@ -83,7 +83,7 @@ describe(`mutex on Redis Cluster (${mode})`, { skip }, () => {
     for (const master of cluster.masters) {
       const [name = ''] = namesOn(master, prefix, 1);
       const first = await lh.acquire(name);
-      assert.equal(await command(master.port, ['GET', lockKey(prefix, name)]), first.token);
+      assert.equal(await command(master.port, ['GET', lockKey(prefix, name)]), first.stored);
       assert.equal(await first.release(), true);
       const second = await lh.acquire(name);
       assert.ok(second.fencingToken > first.fencingToken, 'fencing tokens increase');
@@ -134,7 +134,7 @@ describe(`mutex on Redis Cluster (${mode})`, { skip }, () => {
       const reason = await within(aborted(first.signal), 1_000, 'the holder notices the takeover');
       assert.ok(reason instanceof LockLostError);
       assert.ok(second.fencingToken > first.fencingToken);
-      assert.equal(await held(prefix, name), second.token);
+      assert.equal(await held(prefix, name), second.stored);
       await second.release();
     }
   });
@@ -150,7 +150,7 @@ describe(`mutex on Redis Cluster (${mode})`, { skip }, () => {
     assert.ok(reason instanceof LockLostError);
     await sleep(100);
     assert.equal(onOther.lost, false, 'a flush elsewhere re-checks, it does not abort');
-    assert.equal(await held(prefix, onOther.name), onOther.token);
+    assert.equal(await held(prefix, onOther.name), onOther.stored);
     await onOther.release();
   });
 
@@ -218,13 +218,13 @@ describe(`mutex on Redis Cluster (${mode})`, { skip }, () => {
     // Through two extensions (ttl 900 ms): the lease follows its key.
     await sleep(700);
     assert.equal(lease.lost, false, 'the lease survived the move');
-    assert.equal(await command(target!.port, ['GET', key]), lease.token);
+    assert.equal(await command(target!.port, ['GET', key]), lease.stored);
     const releasedAt = performance.now();
     assert.equal(await lease.release(), true);
     const next = await within(waiting, 1_000, 'the waiter acquires on the new master');
     assert.ok(performance.now() - releasedAt < 500, 'woken by the push from the new master');
     assert.ok(next.fencingToken > lease.fencingToken, 'the fencing counter moved with the lock');
-    assert.equal(await command(target!.port, ['GET', key]), next.token);
+    assert.equal(await command(target!.port, ['GET', key]), next.stored);
     await next.release();
   });
 
@@ -272,7 +272,7 @@ describe(`mutex on Redis Cluster (${mode})`, { skip }, () => {
         for (const lease of leases) {
           if (lease.lost) continue;
           const value = await command(promoted.port, ['GET', lockKey(prefix, lease.name)]);
-          if (value !== lease.token) return false;
+          if (value !== lease.stored) return false;
         }
         return performance.now() - start;
       },
@@ -282,7 +282,7 @@ describe(`mutex on Redis Cluster (${mode})`, { skip }, () => {
     const survived: Lease[] = [];
     for (const lease of leases) {
       if (lease.lost) continue;
-      assert.equal(await command(promoted.port, ['GET', lockKey(prefix, lease.name)]), lease.token);
+      assert.equal(await command(promoted.port, ['GET', lockKey(prefix, lease.name)]), lease.stored);
       survived.push(lease);
     }
     assert.equal(safe.lost, false, 'a lease on a master that stayed up survives');
@@ -297,7 +297,7 @@ describe(`mutex on Redis Cluster (${mode})`, { skip }, () => {
     await Promise.all([...survived, safe].map((lease) => lease.release().catch(() => false)));
     const acquired = await within(Promise.all(waits), 2 * ttl, 'the waiters acquire after the failover');
     for (const lease of acquired) {
-      assert.equal(await command(promoted.port, ['GET', lockKey(prefix, lease.name)]), lease.token);
+      assert.equal(await command(promoted.port, ['GET', lockKey(prefix, lease.name)]), lease.stored);
       await lease.release();
     }
     t.diagnostic(`waiters acquired ${Math.round(performance.now() - releasedAt)} ms after the releases`);
@@ -307,7 +307,7 @@ describe(`mutex on Redis Cluster (${mode})`, { skip }, () => {
       namesOn(cluster.masterFor(lockKey(prefix, names[0]!)), prefix, 1, 'new')[0]!,
       { ttl: 300 },
     );
-    assert.equal(await held(prefix, fresh.name), fresh.token);
+    assert.equal(await held(prefix, fresh.name), fresh.stored);
     assert.ok((await extensionsWithin(holder, fresh, 600)) <= 12, 'no self-notification loop');
     await fresh.release();
   });

@@ -180,7 +180,7 @@ async function checkState(
 ): Promise<void> {
   for (const [n, name] of NAMES.entries()) {
     const value = await command(server.port, ['GET', lockKey(prefix, name)]);
-    assert.equal(value, holder.get(n)?.lease.token ?? null, `key of "${name}" holds the model's holder`);
+    assert.equal(value, holder.get(n)?.lease.stored ?? null, `key of "${name}" holds the model's holder`);
   }
   for (const m of leases) {
     const { aborted, reason } = m.lease.signal;

@@ -89,7 +89,7 @@ describe(`mutex (${mode})`, () => {
     assert.ok(second.fencingToken > first.fencingToken);
     assert.equal(second.lost, false);
     assert.equal(await first.release(), false, 'the old holder cannot delete the new holder');
-    assert.equal(await command(redis.server.port, ['GET', lockKey(prefix, 'force')]), second.token);
+    assert.equal(await command(redis.server.port, ['GET', lockKey(prefix, 'force')]), second.stored);
     await second.release();
   });
 
@@ -103,7 +103,7 @@ describe(`mutex (${mode})`, () => {
     assert.equal(await lease.release(), false);
     assert.ok(lease.signal.reason instanceof LockLostError);
     assert.equal(lease.lost, true);
-    assert.equal(await command(redis.server.port, ['GET', lockKey(prefix, 'late')]), taken.token);
+    assert.equal(await command(redis.server.port, ['GET', lockKey(prefix, 'late')]), taken.stored);
     await taken.release();
   });
 
@@ -235,7 +235,7 @@ describe(`mutex (${mode})`, () => {
     assert.ok(value > 0n);
     {
       await using held = await lh.acquire('with');
-      assert.equal(await command(redis.server.port, ['GET', lockKey(prefix, 'with')]), held.token);
+      assert.equal(await command(redis.server.port, ['GET', lockKey(prefix, 'with')]), held.stored);
     }
     assert.equal(await command(redis.server.port, ['EXISTS', lockKey(prefix, 'with')]), 0);
   });

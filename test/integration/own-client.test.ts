@@ -113,7 +113,7 @@ async function exercise(
     );
 
     const lease = await lh.acquire('own');
-    assert.equal(await command(server.port, ['GET', lockKey(prefix, 'own')]), lease.token);
+    assert.equal(await command(server.port, ['GET', lockKey(prefix, 'own')]), lease.stored);
     await command(server.port, ['DEL', lockKey(prefix, 'own')]);
     const reason = await within(aborted(lease.signal), tracking ? 1_000 : 2_000, 'holder notices the DEL');
     assert.ok(reason instanceof LockLostError);

@@ -73,14 +73,14 @@ describe(`quorum mode over 3 masters (${mode})`, () => {
     const a = await quorum(prefix);
     const b = await quorum(prefix);
     const lease = await a.acquire('basic');
-    assert.deepEqual(await holders(prefix, 'basic', lease.token), [0, 1, 2]);
+    assert.deepEqual(await holders(prefix, 'basic', lease.stored), [0, 1, 2]);
     const waiting = b.acquire('basic', { timeout: 5_000 });
     await sleep(30);
     assert.equal(await lease.release(), true);
     const next = await within(waiting, tracking ? 500 : 1_000, 'waiter acquires after the release');
     assert.ok(next.fencingToken > lease.fencingToken);
     await next.release();
-    assert.deepEqual(await holders(prefix, 'basic', next.token), []);
+    assert.deepEqual(await holders(prefix, 'basic', next.stored), []);
   });
 
   test('with one node killed, acquire, extend and release still work', async () => {
@@ -92,7 +92,7 @@ describe(`quorum mode over 3 masters (${mode})`, () => {
     assert.equal(lease.lost, false, 'extension kept it alive past two TTLs');
     await lease.extend();
     assert.equal(await lease.release(), true);
-    assert.deepEqual(await holders(prefix, 'one-down', lease.token), []);
+    assert.deepEqual(await holders(prefix, 'one-down', lease.stored), []);
   });
 
   test('with two nodes killed, acquire fails with QuorumError within its timeout and leaves no key', async () => {
@@ -168,7 +168,7 @@ describe(`quorum mode over 3 masters (${mode})`, () => {
       'a lease on all three nodes',
       async () => {
         const candidate = await lh.acquire('majority');
-        if ((await holders(prefix, 'majority', candidate.token)).length === 3) return candidate;
+        if ((await holders(prefix, 'majority', candidate.stored)).length === 3) return candidate;
         await candidate.release();
         return undefined;
       },
@@ -178,7 +178,7 @@ describe(`quorum mode over 3 masters (${mode})`, () => {
     // The holder re-verifies (on the push, or polling at its next extension) and restores it.
     await until(
       'the deleted key is back with the holder',
-      async () => ((await holders(prefix, 'majority', lease.token)).length === 3 ? true : undefined),
+      async () => ((await holders(prefix, 'majority', lease.stored)).length === 3 ? true : undefined),
       { timeout: 3_000 },
     );
     assert.equal(lease.lost, false, 'a minority lost is tolerated');
@@ -205,7 +205,7 @@ describe(`quorum mode over 3 masters (${mode})`, () => {
       'a lease on all three nodes',
       async () => {
         const candidate = await a.acquire('rolling');
-        if ((await holders(prefix, 'rolling', candidate.token)).length === 3) return candidate;
+        if ((await holders(prefix, 'rolling', candidate.stored)).length === 3) return candidate;
         await candidate.release();
         return undefined;
       },
@@ -224,7 +224,7 @@ describe(`quorum mode over 3 masters (${mode})`, () => {
     }
     await until(
       'the lease is back on all three nodes',
-      async () => ((await holders(prefix, 'rolling', lease.token)).length === 3 ? true : undefined),
+      async () => ((await holders(prefix, 'rolling', lease.stored)).length === 3 ? true : undefined),
       { timeout: 3_000 },
     );
     assert.equal(await lease.release(), true);

@@ -76,9 +76,9 @@ describe(`mutex behind Redis Sentinel (${mode})`, { skip }, () => {
     const lh = await instance(set, prefix, 5_000, { replicas: 1, timeout: 1_000 });
     const [, replica] = set.servers;
     const lease = await lh.acquire('durable');
-    assert.equal(await command(replica!.port, ['GET', lockKey(prefix, 'durable')]), lease.token);
+    assert.equal(await command(replica!.port, ['GET', lockKey(prefix, 'durable')]), lease.stored);
     const forced = await lh.forceAcquire('durable');
-    assert.equal(await command(replica!.port, ['GET', lockKey(prefix, 'durable')]), forced.token);
+    assert.equal(await command(replica!.port, ['GET', lockKey(prefix, 'durable')]), forced.stored);
     await forced.release();
   });
 
@@ -115,7 +115,7 @@ describe(`mutex behind Redis Sentinel (${mode})`, { skip }, () => {
       async () => {
         for (const lease of leases) {
           if (lease.lost) continue;
-          if ((await command(promoted.port, ['GET', lockKey(prefix, lease.name)])) !== lease.token)
+          if ((await command(promoted.port, ['GET', lockKey(prefix, lease.name)])) !== lease.stored)
             return false;
         }
         return performance.now() - start;
@@ -134,7 +134,7 @@ describe(`mutex behind Redis Sentinel (${mode})`, { skip }, () => {
         assert.ok(lease.signal.reason instanceof LockLostError);
         continue;
       }
-      assert.equal(await command(promoted.port, ['GET', lockKey(prefix, lease.name)]), lease.token);
+      assert.equal(await command(promoted.port, ['GET', lockKey(prefix, lease.name)]), lease.stored);
       survived.push(lease);
     }
     t.diagnostic(
@@ -147,7 +147,7 @@ describe(`mutex behind Redis Sentinel (${mode})`, { skip }, () => {
     await Promise.all(survived.map((lease) => lease.release()));
     const acquired = await within(Promise.all(waits), 2 * ttl, 'the waiters acquire after the failover');
     for (const lease of acquired) {
-      assert.equal(await command(promoted.port, ['GET', lockKey(prefix, lease.name)]), lease.token);
+      assert.equal(await command(promoted.port, ['GET', lockKey(prefix, lease.name)]), lease.stored);
       await lease.release();
     }
     t.diagnostic(`waiters acquired ${Math.round(performance.now() - releasedAt)} ms after the releases`);
@@ -185,7 +185,7 @@ describe(`mutex behind Redis Sentinel (${mode})`, { skip }, () => {
     for (const lease of leases) {
       await until(
         `${lease.name} to be held on the new master`,
-        async () => (await command(replica!.port, ['GET', lockKey(prefix, lease.name)])) === lease.token,
+        async () => (await command(replica!.port, ['GET', lockKey(prefix, lease.name)])) === lease.stored,
         { timeout: 5_000 },
       );
     }
@@ -204,7 +204,7 @@ describe(`mutex behind Redis Sentinel (${mode})`, { skip }, () => {
     );
     await Promise.all(leases.map((lease) => lease.release()));
     const next = await within(waiting, 1_000, 'the waiter acquires on the new master');
-    assert.equal(await command(replica!.port, ['GET', lockKey(prefix, 'g0')]), next.token);
+    assert.equal(await command(replica!.port, ['GET', lockKey(prefix, 'g0')]), next.stored);
     await next.release();
   });
 

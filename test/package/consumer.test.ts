@@ -78,7 +78,15 @@ after(async () => {
 
 describe('the packed package', () => {
   test('ships dist, the Lua scripts, LICENSE and README; no maps, sources or duplicates', () => {
-    const wanted = ['LICENSE', 'README.md', 'package.json', 'dist/index.js', 'dist/index.d.ts'];
+    const wanted = [
+      'LICENSE',
+      'README.md',
+      'package.json',
+      'dist/index.js',
+      'dist/index.d.ts',
+      // The dashboard's page: no front-end build step for users (leasehold dashboard).
+      'dist/cli/dashboard.html',
+    ];
     assert.deepEqual(
       wanted.filter((file) => !files.includes(file)),
       [],

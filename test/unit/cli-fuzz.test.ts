@@ -29,7 +29,7 @@ function run(args: string[]): Promise<{ code: number | null; stderr: string }> {
   });
 }
 
-const command = fc.constantFrom('run', 'status', 'release', 'watch', 'bogus', '');
+const command = fc.constantFrom('run', 'status', 'release', 'watch', 'top', 'dashboard', 'bogus', '');
 const flag = fc.constantFrom(
   '--ttl',
   '--timeout',

@@ -51,6 +51,7 @@ function keeper(): { keeper: Keeper; dispatcher: Dispatcher; renewer: Renewer } 
     prefix: 't',
     ttl: 60_000,
     retryDelay: 100,
+    owner: 'test',
     closed: false,
     emit() {},
   };
@@ -66,7 +67,7 @@ test('a push that overtook the acquisition reply re-verifies the new lease at on
   const sentAt = monotonic();
   dispatcher.invalidate(['t:{job}']);
   k.hold(
-    { name: 'job', token: 'x', fencingToken: 1n, ttl: 60_000, sentAt, core },
+    { name: 'job', stored: 'x', fencingToken: 1n, ttl: 60_000, sentAt, core },
     { key: 't:{job}', policy: 'verify' },
   );
   await tick();
@@ -80,7 +81,7 @@ test('without such a push a new lease is not verified before its renewal time', 
   dispatcher.invalidate(['t:{job}']);
   const sentAt = monotonic() + 0.001;
   k.hold(
-    { name: 'job', token: 'x', fencingToken: 1n, ttl: 60_000, sentAt, core },
+    { name: 'job', stored: 'x', fencingToken: 1n, ttl: 60_000, sentAt, core },
     { key: 't:{job}', policy: 'verify' },
   );
   await tick();

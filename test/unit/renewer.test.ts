@@ -35,7 +35,7 @@ test('a push re-verifies a lease at once, also on a clock that reads negative', 
   const ended: unknown[] = [];
   const lease = new Lease({
     name: 'job',
-    token: 't',
+    stored: 't',
     fencingToken: 1n,
     ttl: 60_000,
     sentAt: monotonic(),

@@ -1,0 +1,233 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { keyFor, newToken } from '../context.ts';
+import { parseStamp } from '../owner.ts';
+import { scripts } from '../scripts/index.ts';
+import {
+  CliError,
+  connection,
+  connectionHelp,
+  connectionOptions,
+  EXIT,
+  printJson,
+  untilStopped,
+} from './common.ts';
+import { type LiveEntry, LiveView, type TimelineEvent } from './live.ts';
+import { row } from './top.ts';
+
+export const dashboardHelp = `Usage: leasehold dashboard [<name-prefix>] [options]
+
+Serves a live web page of every name under <name-prefix>: holder, age, TTL bar, fencing token
+and waiters per name, a timeline of acquisitions, handoffs and losses, the notification mode and
+the server's version. Live over Server-Sent Events from invalidation pushes (CLIENT TRACKING
+BCAST): nothing is sent to Redis while nothing changes. Read-only unless --allow-release.
+
+Options:
+  --port <n>          port to listen on (default 7380; 0 picks a free one)
+  --host <address>    address to listen on (default 127.0.0.1, this machine only). Any --host
+                      requires a token: the printed URL carries it, every request must
+  --allow-release     show a force-release button on mutexes (asks for confirmation; each
+                      release prints an audit line on stderr)
+  --limit <n>         follow at most n names (default 1000)
+
+${connectionHelp}
+`;
+
+/** Timeline entries kept for pages that connect later. */
+const TIMELINE = 200;
+
+export async function dashboard(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      ...connectionOptions,
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'allow-release': { type: 'boolean' },
+      limit: { type: 'string' },
+    },
+    allowPositionals: true,
+  });
+  if (values.help) {
+    process.stdout.write(dashboardHelp);
+    return EXIT.ok;
+  }
+  const conn = connection(values);
+  const port = values.port === undefined ? 7380 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new CliError('--port must be 0..65535');
+  const limit = values.limit === undefined ? 1_000 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new CliError('--limit must be 1..10000');
+  const host = values.host ?? '127.0.0.1';
+  // Exposed beyond this machine (or asked for explicitly): every request must carry the token.
+  const token = values.host === undefined ? undefined : newToken();
+  const allowRelease = values['allow-release'] === true;
+  const names = positionals[0] ?? '';
+
+  const view = new LiveView(conn, names, limit);
+  const timeline: TimelineEvent[] = [];
+  const clients = new Set<ServerResponse>();
+  const send = (event: string, data: unknown) => {
+    const frame = `event: ${event}\ndata: ${json(data)}\n\n`;
+    for (const res of clients) res.write(frame);
+  };
+  view.on('entry', (entry) => send('entry', row(entry)));
+  view.on('remove', (removed) => send('remove', removed));
+  view.on('timeline', (event) => {
+    timeline.push(event);
+    if (timeline.length > TIMELINE) timeline.shift();
+    send('timeline', event);
+  });
+  view.on('mode', (mode) => send('mode', mode));
+  view.on('error', (error) => send('problem', { message: error.message }));
+  await view.start();
+  const server = await view.serverVersion().catch(() => 'unknown');
+  const page = readFileSync(new URL('./dashboard.html', import.meta.url), 'utf8');
+
+  const hello = () => ({
+    mode: view.mode,
+    server,
+    prefix: conn.prefix,
+    names,
+    allowRelease,
+    now: Date.now(),
+  });
+
+  const http = createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end(`error: ${(error as Error).message}\n`);
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (token !== undefined && url.searchParams.get('token') !== token) {
+      res.writeHead(401, { 'content-type': 'text/plain' });
+      res.end('a token is required: use the URL leasehold dashboard printed\n');
+      return;
+    }
+    const headers = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
+    if (req.method === 'GET' && url.pathname === '/') {
+      res.writeHead(200, {
+        ...headers,
+        'content-type': 'text/html; charset=utf-8',
+        'content-security-policy':
+          "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'",
+      });
+      res.end(page);
+      return;
+    }
+    if (req.method === 'GET' && url.pathname === '/events') {
+      res.writeHead(200, { ...headers, 'content-type': 'text/event-stream', connection: 'keep-alive' });
+      res.write(`event: hello\ndata: ${json(hello())}\n\n`);
+      for (const entry of view.entries.values()) res.write(`event: entry\ndata: ${json(row(entry))}\n\n`);
+      for (const event of timeline) res.write(`event: timeline\ndata: ${json(event)}\n\n`);
+      clients.add(res);
+      req.on('close', () => clients.delete(res));
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/release') {
+      await release(req, res, headers, remote(req));
+      return;
+    }
+    res.writeHead(404, { ...headers, 'content-type': 'text/plain' });
+    res.end('not found\n');
+  }
+
+  /**
+   * Force-release of a mutex: only with --allow-release, only of the holder the page showed
+   * (compare-and-delete on the stored value: a newer holder is never deleted), with the name
+   * typed back as confirmation, and an audit line on stderr.
+   */
+  async function release(
+    req: IncomingMessage,
+    res: ServerResponse,
+    headers: Record<string, string>,
+    who: string,
+  ): Promise<void> {
+    const reply = (status: number, body: unknown) => {
+      res.writeHead(status, { ...headers, 'content-type': 'application/json' });
+      res.end(json(body));
+    };
+    if (!allowRelease) return reply(403, { error: 'read-only: start the dashboard with --allow-release' });
+    const body = JSON.parse(await readBody(req)) as { name?: unknown; token?: unknown; confirm?: unknown };
+    const { name, token: holder, confirm } = body;
+    if (typeof name !== 'string' || typeof holder !== 'string' || confirm !== name) {
+      return reply(400, { error: 'name, the holder token, and confirm (the name typed again) are needed' });
+    }
+    const entry: LiveEntry | undefined = view.entries.get(`mutex\u0000${name}`);
+    const key = keyFor(conn.prefix, name);
+    const reader = view.reader;
+    const value = reader === undefined ? undefined : await reader.command(['GET', key]);
+    const stored = value === null || value === undefined ? undefined : String(value);
+    if (stored === undefined || parseStamp(stored).token !== holder) {
+      return reply(409, { error: 'that holder no longer holds it' });
+    }
+    const released = (await reader?.eval({ script: scripts.release, keys: [key], args: [stored] })) === 1;
+    const owner = parseStamp(stored).owner;
+    process.stderr.write(
+      `leasehold dashboard: AUDIT ${new Date().toISOString()} force-release name=${JSON.stringify(name)} ` +
+        `owner=${JSON.stringify(owner ?? null)} token=${holder} released=${released} from=${who}\n`,
+    );
+    const event: TimelineEvent = {
+      time: Date.now(),
+      type: 'forced',
+      name,
+      primitive: 'mutex',
+      owner,
+      fencingToken: entry?.inspection.holders[0]?.fencingToken,
+    };
+    timeline.push(event);
+    send('timeline', event);
+    return reply(200, { released });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(port, host, () => resolve());
+  });
+  const address = http.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const link = `http://${shown}:${address.port}/${token === undefined ? '' : `?token=${token}`}`;
+  if (values.json) printJson({ event: 'listening', url: link, mode: view.mode, server });
+  else {
+    process.stdout.write(`leasehold dashboard: ${link}\n`);
+    process.stdout.write(
+      `  ${server}, ${view.mode}, ${allowRelease ? 'force-release allowed (audited)' : 'read-only'}` +
+        `${token === undefined ? '' : '; the token in the URL is required'}\n`,
+    );
+  }
+
+  await untilStopped();
+  for (const res of clients) res.end();
+  http.closeAllConnections();
+  await new Promise<void>((resolve) => http.close(() => resolve()));
+  await view.close();
+  return EXIT.ok;
+}
+
+function json(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
+}
+
+function remote(req: IncomingMessage): string {
+  return `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? '?'}`;
+}
+
+/** A request body, at most 4 KiB (a release names one lock). */
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => {
+      body += chunk.toString();
+      if (body.length > 4_096) {
+        reject(new Error('request body too large'));
+        req.destroy();
+      }
+    });
+    req.on('end', () => resolve(body));
+    req.on('error', reject);
+  });
+}

@@ -1,0 +1,280 @@
+import { EventEmitter } from 'node:events';
+import { newToken } from '../context.ts';
+import { IoredisDriver } from '../driver/ioredis.ts';
+import { NodeRedisDriver } from '../driver/node-redis.ts';
+import type { Driver, TrackingProof } from '../driver/types.ts';
+import { Inspector } from '../inspect/inspector.ts';
+import { type Primitive, parseKey } from '../inspect/layout.ts';
+import type { Inspection } from '../inspect/types.ts';
+import { type Connection, openDriver } from './common.ts';
+
+/** How often the view re-reads everything when pushes are unproven. */
+const POLL_MS = 1_000;
+/** How long start() waits for the notification canary's first verdict. */
+const PROOF_WAIT_MS = 5_000;
+
+/** A change the view saw between two readings of one name. */
+export interface TimelineEvent {
+  time: number;
+  /** acquired: free -> held; handoff: one holder -> another; released / expired: held -> free. */
+  type: 'acquired' | 'handoff' | 'released' | 'expired' | 'forced';
+  name: string;
+  primitive: Primitive;
+  owner: string | undefined;
+  previousOwner?: string | undefined;
+  fencingToken?: bigint | undefined;
+}
+
+/** One row of the view: the latest inspection, and how often it changed (for "busiest"). */
+export interface LiveEntry {
+  key: string;
+  inspection: Inspection;
+  changes: number;
+  /** Local epoch ms when it was read (ttlLeft counts from here). */
+  readAt: number;
+}
+
+interface LiveEvents {
+  entry: [LiveEntry];
+  remove: [{ key: string; name: string; primitive: Primitive }];
+  timeline: [TimelineEvent];
+  mode: [{ mode: 'tracking' | 'polling'; reason: string | undefined }];
+  error: [Error];
+}
+
+/**
+ * The state of every name under a prefix, kept current from invalidation pushes: a dedicated
+ * connection tracks in BCAST mode with PREFIX `<prefix>:{<names>` (every write under it is pushed,
+ * no read needed), and only the names a push names are read again, on a second connection that
+ * tracks nothing. While nothing changes, nothing is sent to Redis: no polling, no timers, except
+ * one per held name at its TTL (an expiry is not pushed in time, DESIGN.md §2).
+ */
+export class LiveView extends EventEmitter<LiveEvents> {
+  readonly #conn: Connection;
+  readonly #names: string;
+  readonly #limit: number;
+  readonly entries = new Map<string, LiveEntry>();
+  #reader: Driver | undefined;
+  #watcher: Driver | undefined;
+  #inspector: Inspector | undefined;
+  readonly #dirty = new Set<string>();
+  #everything = false;
+  #flushing: Promise<void> | undefined;
+  readonly #expiry = new Map<string, NodeJS.Timeout>();
+  #poll: NodeJS.Timeout | undefined;
+  #closed = false;
+  #scheduled = false;
+  #firstProof: () => void = () => {};
+  mode: 'tracking' | 'polling' = 'polling';
+  /** Redis commands sent since start (tests check that a quiet lock costs none). */
+  reads = 0;
+
+  constructor(conn: Connection, names: string, limit: number) {
+    super();
+    this.#conn = conn;
+    this.#names = names;
+    this.#limit = limit;
+  }
+
+  async start(): Promise<void> {
+    this.#reader = await openDriver(this.#conn, false);
+    this.#inspector = new Inspector([{ label: 'redis', driver: this.#reader }], this.#conn.prefix);
+    const watched = `${this.#conn.prefix}:{${this.#names}`;
+    const canary = `${this.#conn.prefix}:{leasehold-canary}`;
+    // Redis refuses overlapping BCAST prefixes: one covers the other when names is ''.
+    const bcast = canary.startsWith(watched) ? [watched] : [watched, canary];
+    const options = {
+      url: this.#conn.url,
+      tracking: true,
+      bcast,
+      canaryKey: () => `${canary}:${newToken()}`,
+    };
+    const watcher: Driver =
+      this.#conn.driver === 'ioredis' ? new IoredisDriver(options) : new NodeRedisDriver(options);
+    watcher.setHandlers({
+      invalidate: (keys) => this.#invalidate(keys),
+      reset: () => this.#invalidate(null),
+      disconnected: (error) => this.emit('error', error ?? new Error('the connection to Redis closed')),
+      proven: (proof) => this.#proven(proof),
+    });
+    this.#watcher = watcher;
+    const proven = new Promise<void>((resolve) => {
+      this.#firstProof = resolve;
+    });
+    await watcher.connect();
+    // The mode the view starts in is the canary's verdict: wait for it (it needs a push).
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([proven, new Promise((resolve) => (timer = setTimeout(resolve, PROOF_WAIT_MS)))]);
+    clearTimeout(timer);
+    await this.refresh();
+  }
+
+  /** The connection that reads (tracking nothing), for the dashboard's force-release. */
+  get reader(): Driver | undefined {
+    return this.#reader;
+  }
+
+  /** The server's version, for the dashboard's header (Valkey also reports a redis_version). */
+  async serverVersion(): Promise<string> {
+    const info = String(await this.#reader?.command(['INFO', 'server']));
+    const valkey = /valkey_version:(\S+)/.exec(info)?.[1];
+    if (valkey !== undefined) return `Valkey ${valkey}`;
+    return `Redis ${/redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown'}`;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#poll);
+    for (const timer of this.#expiry.values()) clearTimeout(timer);
+    await Promise.all([this.#watcher?.close(), this.#reader?.close()]);
+  }
+
+  /** Reads every name again (on connect, a reconnect, a FLUSHALL, and while polling). */
+  refresh(): Promise<void> {
+    this.#everything = true;
+    return this.#flush();
+  }
+
+  /** Reads one name and primitive again now. */
+  reread(name: string, primitive: Primitive): Promise<void> {
+    this.#dirty.add(`${primitive}\u0000${name}`);
+    return this.#flush();
+  }
+
+  #proven(proof: TrackingProof): void {
+    this.#firstProof();
+    clearInterval(this.#poll);
+    this.#poll = undefined;
+    const mode = proof.ok ? 'tracking' : 'polling';
+    if (!proof.ok) {
+      this.#poll = setInterval(() => void this.refresh(), POLL_MS);
+      this.#poll.unref();
+    }
+    if (mode !== this.mode) {
+      this.mode = mode;
+      this.emit('mode', { mode, reason: proof.reason?.message });
+    }
+  }
+
+  #invalidate(keys: readonly string[] | null): void {
+    if (keys === null) this.#everything = true;
+    else {
+      for (const key of keys) {
+        const at = parseKey(this.#conn.prefix, key);
+        if (at?.name.startsWith(this.#names)) this.#dirty.add(`${at.primitive}\u0000${at.name}`);
+      }
+    }
+    // Pushes for one change (the lock key and its fence counter) come in separate messages:
+    // read once for all of them.
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      void this.#flush();
+    });
+  }
+
+  /** One reader at a time; pushes that arrive meanwhile are read in the next round. */
+  #flush(): Promise<void> {
+    if (this.#flushing !== undefined) return this.#flushing.then(() => this.#flush());
+    if (!this.#everything && this.#dirty.size === 0) return Promise.resolve();
+    this.#flushing = this.#round().finally(() => {
+      this.#flushing = undefined;
+    });
+    return this.#flushing;
+  }
+
+  async #round(): Promise<void> {
+    const inspector = this.#inspector;
+    if (inspector === undefined || this.#closed) return;
+    try {
+      if (this.#everything) {
+        this.#everything = false;
+        this.reads += 1;
+        const found = await inspector.scan(this.#names, undefined, this.#limit);
+        const keys = new Set(found.map(({ name, primitive }) => `${primitive}\u0000${name}`));
+        for (const key of keys) this.#dirty.add(key);
+        // Names that vanished entirely (FLUSHALL, a DEL of every key) are read once more: gone.
+        for (const key of this.entries.keys()) this.#dirty.add(key);
+      }
+      const batch = [...this.#dirty];
+      this.#dirty.clear();
+      for (const key of batch) {
+        const [primitive, name] = key.split('\u0000') as [Primitive, string];
+        this.reads += 1;
+        const inspection = await inspector.inspect(name, { primitive });
+        this.#apply(key, name, primitive, inspection);
+      }
+    } catch (error) {
+      if (!this.#closed) this.emit('error', error as Error);
+    }
+    if (this.#everything || this.#dirty.size > 0) await this.#round();
+  }
+
+  #apply(key: string, name: string, primitive: Primitive, next: Inspection | undefined): void {
+    const previous = this.entries.get(key);
+    clearTimeout(this.#expiry.get(key));
+    this.#expiry.delete(key);
+    if (next === undefined) {
+      if (previous === undefined) return;
+      this.entries.delete(key);
+      this.#timeline(previous, undefined);
+      this.emit('remove', { key, name, primitive });
+      return;
+    }
+    // Names beyond --limit stay out, however they came (a scan stops there; pushes do not).
+    if (previous === undefined && this.entries.size >= this.#limit) return;
+    // "Busiest" counts changes of hands and of the line, not extensions.
+    const changed = previous === undefined || signature(previous.inspection) !== signature(next);
+    const entry: LiveEntry = {
+      key,
+      inspection: next,
+      changes: (previous?.changes ?? 0) + (changed ? 1 : 0),
+      readAt: Date.now(),
+    };
+    this.entries.set(key, entry);
+    this.#timeline(previous, next);
+    // An expiry is pushed late (seconds, on a busy server): look again when the TTL runs out.
+    const ttls = next.holders.map((h) => h.ttlLeft).filter((t) => t >= 0);
+    if (ttls.length > 0) {
+      const timer = setTimeout(() => void this.reread(name, primitive), Math.min(...ttls) + 5);
+      timer.unref();
+      this.#expiry.set(key, timer);
+    }
+    this.emit('entry', entry);
+  }
+
+  /**
+   * Compares the first holder before and after (the one a mutex, fair lock, writer or leader
+   * has). A holder gone once its TTL had run out expired; earlier, it was released or deleted.
+   */
+  #timeline(before: LiveEntry | undefined, after: Inspection | undefined): void {
+    const was = before?.inspection.holders[0];
+    const now = after?.holders[0];
+    const at = after ?? before?.inspection;
+    if (at === undefined) return;
+    const base = { time: Date.now(), name: at.name, primitive: at.primitive };
+    if (now !== undefined && (was === undefined || was.token !== now.token)) {
+      this.emit('timeline', {
+        ...base,
+        type: was === undefined ? 'acquired' : 'handoff',
+        owner: now.owner,
+        ...(was === undefined ? {} : { previousOwner: was.owner }),
+        fencingToken: now.fencingToken,
+      });
+    } else if (now === undefined && was !== undefined && before !== undefined) {
+      const expired = was.ttlLeft >= 0 && Date.now() >= before.readAt + was.ttlLeft - 20;
+      this.emit('timeline', {
+        ...base,
+        type: expired ? 'expired' : 'released',
+        owner: was.owner,
+        fencingToken: was.fencingToken,
+      });
+    }
+  }
+}
+
+/** Who holds and who waits, without TTLs: what changes when hands change. */
+function signature(i: Inspection): string {
+  return [...i.holders.map((h) => h.token), '|', ...(i.waiters ?? []).map((w) => w.token)].join(',');
+}

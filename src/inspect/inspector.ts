@@ -1,0 +1,205 @@
+import type { Driver } from '../driver/types.ts';
+import { toLeaseholdError } from '../errors.ts';
+import { checkKnownKeys, checkObject, fail } from '../options.ts';
+import { matchPattern, PRIMITIVES, type Primitive, parseKey } from './layout.ts';
+import { readOne } from './read.ts';
+import type { Holder, Inspection, NodeInspection } from './types.ts';
+
+/** Options of `lh.list()`. */
+export interface ListOptions {
+  /**
+   * Only names starting with this (lock names, without the instance's key prefix).
+   * @default '' (every name)
+   */
+  prefix?: string;
+  /** Only this primitive. @default every primitive */
+  primitive?: Primitive;
+  /**
+   * At most this many entries (name and primitive). SCAN stops once it has found them.
+   * @default 100
+   */
+  limit?: number;
+}
+
+/** Options of `lh.inspect()`. */
+export interface InspectOptions {
+  /**
+   * Which primitive of the name; by default the first found in the order mutex, semaphore,
+   * rwlock, fair, election.
+   */
+  primitive?: Primitive;
+  /** At most this many holders and waiters listed per sorted set. @default 100 */
+  limit?: number;
+}
+
+/** Keys asked for per SCAN call. */
+const SCAN_COUNT = '1000';
+/** Most limit accepted: every entry is one script call. */
+export const MAX_LIST_LIMIT = 10_000;
+
+/** One place inspections read from: one Redis, or a node of a quorum (with its label). */
+export interface InspectTarget {
+  label: string;
+  driver: Driver;
+}
+
+/**
+ * Reads holders and waiters from Redis: a read-only script per name and primitive, SCAN (never
+ * KEYS) to find names, on every master of a Cluster and on every node of a quorum.
+ * @internal
+ */
+export class Inspector {
+  readonly #targets: readonly InspectTarget[];
+  readonly #prefix: string;
+
+  constructor(targets: readonly InspectTarget[], prefix: string) {
+    this.#targets = targets;
+    this.#prefix = prefix;
+  }
+
+  async inspect(name: string, options: InspectOptions = {}): Promise<Inspection | undefined> {
+    const o = checkObject(options, 'options');
+    checkKnownKeys(o, ['primitive', 'limit'], 'inspect options');
+    const max = checkLimit(o['limit'], 100);
+    const order = o['primitive'] === undefined ? PRIMITIVES : [checkPrimitive(o['primitive'])];
+    for (const primitive of order) {
+      const found = await this.#read(name, primitive, max);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
+  async list(options: ListOptions = {}): Promise<Inspection[]> {
+    const o = checkObject(options, 'options');
+    checkKnownKeys(o, ['prefix', 'primitive', 'limit'], 'list options');
+    const namePrefix = o['prefix'] === undefined ? '' : o['prefix'];
+    if (typeof namePrefix !== 'string') fail('prefix', 'a string', namePrefix);
+    const only = o['primitive'] === undefined ? undefined : checkPrimitive(o['primitive']);
+    const limit = checkLimit(o['limit'], 100);
+    const found = await this.scan(namePrefix, only, limit);
+    const out: Inspection[] = [];
+    for (const { name, primitive } of found) {
+      const one = await this.#read(name, primitive, 100);
+      if (one !== undefined) out.push(one);
+    }
+    return out;
+  }
+
+  /** Names and primitives under `namePrefix`, at most `limit`, in name order. */
+  async scan(
+    namePrefix: string,
+    only: Primitive | undefined,
+    limit: number,
+  ): Promise<{ name: string; primitive: Primitive }[]> {
+    const seen = new Map<string, { name: string; primitive: Primitive }>();
+    const match = matchPattern(this.#prefix, namePrefix);
+    const nodes = this.#targets.flatMap(({ driver }) => driver.scanNodes?.() ?? [driver]);
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const reply = (await node
+          .command(['SCAN', cursor, 'MATCH', match, 'COUNT', SCAN_COUNT])
+          .catch((error: unknown) => {
+            throw toLeaseholdError(error, 'SCAN');
+          })) as [unknown, unknown[]];
+        cursor = String(reply[0]);
+        for (const raw of reply[1]) {
+          const key = raw instanceof Uint8Array ? Buffer.from(raw).toString() : String(raw);
+          const at = parseKey(this.#prefix, key);
+          if (at === undefined || (only !== undefined && at.primitive !== only)) continue;
+          seen.set(`${at.primitive}\u0000${at.name}`, at);
+        }
+      } while (cursor !== '0' && seen.size < limit);
+      if (seen.size >= limit) break;
+    }
+    return [...seen.values()]
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.primitive < b.primitive ? -1 : 1))
+      .slice(0, limit);
+  }
+
+  /** One name and primitive: from the one Redis, or merged from every node of a quorum. */
+  async #read(name: string, primitive: Primitive, max: number): Promise<Inspection | undefined> {
+    const [only] = this.#targets;
+    if (this.#targets.length === 1 && only !== undefined) {
+      return readOne(only.driver, this.#prefix, name, primitive, max).catch((error: unknown) => {
+        throw toLeaseholdError(error, 'inspect');
+      });
+    }
+    const views = await Promise.all(
+      this.#targets.map(({ label, driver }) =>
+        readOne(driver, this.#prefix, name, primitive, max).then(
+          (view) => ({ label, view, error: undefined }),
+          (error: unknown) => ({ label, view: undefined, error: (error as Error).message }),
+        ),
+      ),
+    );
+    if (views.every(({ view }) => view === undefined)) {
+      const failed = views.find(({ error }) => error !== undefined);
+      if (failed !== undefined && views.every(({ error }) => error !== undefined)) {
+        throw toLeaseholdError(new Error(failed.error), 'inspect');
+      }
+      return undefined;
+    }
+    return mergeQuorum(name, primitive, views);
+  }
+}
+
+/**
+ * Quorum mode: a holder counts when a majority of nodes store its value. Its TTL is the least a
+ * majority guarantees. Its fencing token is the counter value a majority of nodes agree on: the
+ * lease's token is the max over the majority that granted it, written back to each of them
+ * (fence-raise.lua), while a node outside that majority may count higher (undefined if no
+ * majority agrees, e.g. while a node restarted empty).
+ */
+function mergeQuorum(
+  name: string,
+  primitive: Primitive,
+  views: { label: string; view: Inspection | undefined; error: string | undefined }[],
+): Inspection {
+  const majority = Math.floor(views.length / 2) + 1;
+  const nodes: NodeInspection[] = views.map(({ label, view, error }) => ({
+    node: label,
+    holders: view?.holders ?? [],
+    lastFencingToken: view?.lastFencingToken ?? 0n,
+    ...(error === undefined ? {} : { error }),
+  }));
+  const byToken = new Map<string, Holder[]>();
+  for (const node of nodes) {
+    for (const holder of node.holders)
+      byToken.set(holder.token, [...(byToken.get(holder.token) ?? []), holder]);
+  }
+  const holders: Holder[] = [];
+  for (const copies of byToken.values()) {
+    if (copies.length < majority) continue;
+    const ttls = copies.map((h) => h.ttlLeft).sort((a, b) => b - a);
+    const votes = new Map<bigint, number>();
+    for (const { fencingToken } of copies) {
+      if (fencingToken !== undefined) votes.set(fencingToken, (votes.get(fencingToken) ?? 0) + 1);
+    }
+    const agreed = [...votes].find(([, count]) => count >= majority)?.[0];
+    const first = copies[0] as Holder;
+    holders.push({ ...first, ttlLeft: ttls[majority - 1] ?? first.ttlLeft, fencingToken: agreed });
+  }
+  const last = maxOf(nodes.map((n) => n.lastFencingToken));
+  return { name, primitive, holders, waiters: undefined, lastFencingToken: last, nodes };
+}
+
+function checkPrimitive(value: unknown): Primitive {
+  if (!PRIMITIVES.includes(value as Primitive)) fail('primitive', `one of ${PRIMITIVES.join(', ')}`, value);
+  return value as Primitive;
+}
+
+function checkLimit(value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_LIST_LIMIT) {
+    fail('limit', `an integer from 1 to ${MAX_LIST_LIMIT}`, value);
+  }
+  return value;
+}
+
+/** The largest of some bigints (Math.max takes numbers only), 0n for none. */
+function maxOf(values: readonly bigint[]): bigint {
+  let max = 0n;
+  for (const value of values) if (value > max) max = value;
+  return max;
+}

@@ -1,0 +1,323 @@
+// lh.inspect() and lh.list(): owner metadata on every primitive, on one Redis, the memory
+// backend, a Redis Cluster (every master scanned) and a quorum of masters (what each node says).
+import assert from 'node:assert/strict';
+import { hostname } from 'node:os';
+import { basename } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Leasehold, MemoryBackend } from '../../src/index.ts';
+import { RedisCluster } from '../harness/cluster.ts';
+import {
+  lockKey,
+  mode,
+  testDriver,
+  testNotifications,
+  tracking,
+  uniquePrefix,
+  useRedis,
+} from '../harness/leasehold.ts';
+import { type Masters, startMasters } from '../harness/masters.ts';
+import { command } from '../harness/resp.ts';
+
+const redis = useRedis();
+const { instance } = redis;
+
+describe(`inspection on one Redis (${mode})`, () => {
+  test('a mutex: owner, since, ttlLeft, fencing token; the default owner is host:pid:title', async () => {
+    const prefix = uniquePrefix('in');
+    const lh = await instance(prefix, 5_000);
+    const before = Date.now();
+    const lease = await lh.acquire('cron:purge', { owner: 'billing-worker-3' });
+    const state = await lh.inspect('cron:purge');
+    assert.ok(state);
+    assert.equal(state.primitive, 'mutex');
+    assert.equal(state.waiters, undefined);
+    assert.equal(state.lastFencingToken, lease.fencingToken);
+    const [holder] = state.holders;
+    assert.ok(holder);
+    assert.equal(holder.owner, 'billing-worker-3');
+    assert.equal(holder.token, lease.token);
+    assert.equal(holder.fencingToken, lease.fencingToken);
+    assert.ok(holder.since !== undefined && holder.since >= before - 1 && holder.since <= Date.now());
+    assert.ok(holder.ttlLeft > 4_000 && holder.ttlLeft <= 5_000, `ttlLeft ${holder.ttlLeft}`);
+    // The stored value starts with the token; the token itself stays 128 random bits.
+    const stored = (await command(redis.server.port, ['GET', lockKey(prefix, 'cron:purge')])) as string;
+    assert.ok(stored.startsWith(`${lease.token}~`));
+    assert.equal(Buffer.from(lease.token, 'base64url').length, 16);
+    // Compare-and-act is unchanged: extend and release still find their value.
+    await lease.extend();
+    assert.equal(lease.lost, false);
+    assert.equal(await lease.release(), true);
+    const free = await lh.inspect('cron:purge');
+    assert.deepEqual(free?.holders, []);
+    assert.equal(free?.lastFencingToken, lease.fencingToken);
+
+    const plain = await lh.acquire('plain');
+    const [h] = (await lh.inspect('plain'))?.holders ?? [];
+    assert.equal(h?.owner, `${hostname()}:${process.pid}:${basename(process.title)}`);
+    await plain.release();
+    assert.equal(await lh.inspect('never-used'), undefined);
+  });
+
+  test('the instance owner applies to every acquire without its own; tryAcquire and forceAcquire take one', async () => {
+    const prefix = uniquePrefix('in');
+    const lh = await instance(prefix, 2_000, { owner: 'api-7' });
+    const first = await lh.tryAcquire('job');
+    assert.equal((await lh.inspect('job'))?.holders[0]?.owner, 'api-7');
+    const forced = await lh.forceAcquire('job', { owner: 'operator' });
+    assert.equal(first?.lost, true);
+    const state = await lh.inspect('job');
+    assert.equal(state?.holders[0]?.owner, 'operator');
+    assert.equal(state?.holders[0]?.fencingToken, forced.fencingToken);
+    await forced.release();
+  });
+
+  test('a semaphore: one holder per lease with its permits', async () => {
+    const prefix = uniquePrefix('in');
+    const lh = await instance(prefix, 3_000);
+    const sem = lh.semaphore('uploads', { limit: 5 });
+    const a = await sem.acquire({ permits: 2, owner: 'a' });
+    const b = await sem.acquire({ owner: 'b' });
+    const state = await lh.inspect('uploads');
+    assert.equal(state?.primitive, 'semaphore');
+    assert.equal(state?.permitsInUse, 3);
+    assert.equal(state?.lastFencingToken, b.fencingToken);
+    const byOwner = new Map(state?.holders.map((h) => [h.owner, h]));
+    assert.equal(byOwner.get('a')?.permits, 2);
+    assert.equal(byOwner.get('a')?.token, a.token);
+    assert.equal(byOwner.get('b')?.permits, 1);
+    assert.equal(byOwner.get('b')?.fencingToken, undefined);
+    assert.ok((byOwner.get('a')?.ttlLeft ?? 0) > 2_000);
+    await a.release();
+    await b.release();
+    assert.equal(await sem.count(), 0);
+  });
+
+  test('a read-write lock: readers, the writer, and waiting writers', async () => {
+    const prefix = uniquePrefix('in');
+    const lh = await instance(prefix, 3_000);
+    const rw = lh.readWriteLock('config');
+    const r1 = await rw.read({ owner: 'reader-1' });
+    const r2 = await rw.read({ owner: 'reader-2' });
+    const ac = new AbortController();
+    const waiting = rw.write({ owner: 'writer-1', signal: ac.signal }).catch(() => undefined);
+    let state = await lh.inspect('config', { primitive: 'rwlock' });
+    for (let i = 0; i < 50 && (state?.waiters?.length ?? 0) === 0; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      state = await lh.inspect('config', { primitive: 'rwlock' });
+    }
+    assert.deepEqual(state?.holders.map((h) => [h.role, h.owner]).sort(), [
+      ['reader', 'reader-1'],
+      ['reader', 'reader-2'],
+    ]);
+    assert.equal(state?.waiters?.[0]?.owner, 'writer-1');
+    assert.equal(state?.waiters?.[0]?.role, 'writer');
+    assert.ok((state?.waiters?.[0]?.deadlineIn ?? 0) > 0);
+    await r1.release();
+    await r2.release();
+    const writer = await waiting;
+    assert.ok(writer);
+    state = await lh.inspect('config');
+    assert.equal(state?.holders.length, 1);
+    assert.equal(state?.holders[0]?.role, 'writer');
+    assert.equal(state?.holders[0]?.owner, 'writer-1');
+    assert.equal(state?.holders[0]?.fencingToken, writer.fencingToken);
+    assert.deepEqual(state?.waiters, []);
+    await writer.release();
+  });
+
+  test('a fair lock: the holder and the queue in line order', async () => {
+    const prefix = uniquePrefix('in');
+    const lh = await instance(prefix, 3_000);
+    const fair = lh.fairLock('payouts');
+    const holder = await fair.acquire({ owner: 'h' });
+    const ac = new AbortController();
+    const w1 = fair.acquire({ owner: 'w1', signal: ac.signal }).catch(() => undefined);
+    await waitFor(async () => (await lh.inspect('payouts'))?.queued === 1);
+    const w2 = fair.acquire({ owner: 'w2', signal: ac.signal }).catch(() => undefined);
+    await waitFor(async () => (await lh.inspect('payouts'))?.queued === 2);
+    const state = await lh.inspect('payouts');
+    assert.equal(state?.primitive, 'fair');
+    assert.equal(state?.holders[0]?.owner, 'h');
+    assert.equal(state?.holders[0]?.fencingToken, holder.fencingToken);
+    assert.deepEqual(
+      state?.waiters?.map((w) => w.owner),
+      ['w1', 'w2'],
+    );
+    ac.abort();
+    await Promise.all([w1, w2]);
+    await holder.release();
+  });
+
+  test('an election: the leader, its value and term', async () => {
+    const prefix = uniquePrefix('in');
+    const lh = await instance(prefix, 3_000);
+    const term = await lh.election('scheduler').campaign('node-a', { owner: 'sched-1' });
+    const state = await lh.inspect('scheduler');
+    assert.equal(state?.primitive, 'election');
+    assert.equal(state?.holders[0]?.owner, 'sched-1');
+    assert.equal(state?.holders[0]?.value, 'node-a');
+    assert.equal(state?.holders[0]?.fencingToken, term.fencingToken);
+    await term.release();
+  });
+
+  test('list(): SCAN under a name prefix, by primitive, bounded by limit', async () => {
+    const prefix = uniquePrefix('in');
+    const lh = await instance(prefix, 3_000);
+    const leases = await Promise.all(
+      ['cron:a', 'cron:b', 'cron:c', 'web:x'].map((n) => lh.acquire(n, { owner: `o-${n}` })),
+    );
+    const permit = await lh.semaphore('cron:sem', { limit: 2 }).acquire();
+    const all = await lh.list({ prefix: 'cron:' });
+    assert.deepEqual(
+      all.map((e) => [e.name, e.primitive]),
+      [
+        ['cron:a', 'mutex'],
+        ['cron:b', 'mutex'],
+        ['cron:c', 'mutex'],
+        ['cron:sem', 'semaphore'],
+      ],
+    );
+    assert.equal(all[0]?.holders[0]?.owner, 'o-cron:a');
+    assert.deepEqual(
+      (await lh.list({ prefix: 'cron:', primitive: 'semaphore' })).map((e) => e.name),
+      ['cron:sem'],
+    );
+    assert.equal((await lh.list({ prefix: 'cron:', limit: 2 })).length, 2);
+    assert.equal((await lh.list()).length, 5);
+    // Glob characters in a prefix are literal.
+    assert.deepEqual(await lh.list({ prefix: 'cron:*' }), []);
+    for (const l of leases) await l.release();
+    await permit.release();
+  });
+
+  test('bad options are TypeErrors naming the option', async () => {
+    const lh = await instance(uniquePrefix('in'));
+    await assert.rejects(lh.acquire('x', { owner: '' }), /option "owner" must be a non-empty string/);
+    await assert.rejects(
+      lh.acquire('x', { owner: 'o'.repeat(201) }),
+      /option "owner" must be .* at most 200/,
+    );
+    await assert.rejects(lh.acquire('x', { owner: 'a\nb' }), /option "owner" must be free of control/);
+    await assert.rejects(
+      Leasehold.connect({ url: redis.server.url, driver: testDriver, owner: 42 as unknown as string }),
+      TypeError,
+    );
+    await assert.rejects(lh.list({ primitive: 'queue' as 'mutex' }), /option "primitive"/);
+    await assert.rejects(lh.list({ limit: 0 }), /option "limit"/);
+    await assert.rejects(lh.inspect('x', { nope: 1 } as object), /unknown option "nope"/);
+  });
+});
+
+describe('inspection on the memory backend', () => {
+  test('inspect and list work without Redis', async () => {
+    const lh = await Leasehold.connect({ backend: new MemoryBackend(), ttl: 2_000 });
+    try {
+      const lease = await lh.acquire('mem:a', { owner: 'm' });
+      const rw = await lh.readWriteLock('mem:rw').read({ owner: 'r' });
+      assert.equal((await lh.inspect('mem:a'))?.holders[0]?.owner, 'm');
+      const list = await lh.list({ prefix: 'mem:' });
+      assert.deepEqual(
+        list.map((e) => [e.name, e.primitive, e.holders[0]?.owner]),
+        [
+          ['mem:a', 'mutex', 'm'],
+          ['mem:rw', 'rwlock', 'r'],
+        ],
+      );
+      await lease.release();
+      await rw.release();
+    } finally {
+      await lh.close();
+    }
+  });
+});
+
+describe(`inspection on Redis Cluster (${mode})`, {
+  skip: tracking ? false : 'cluster runs in tracking mode',
+}, () => {
+  let cluster: RedisCluster;
+  before(async () => {
+    cluster = await RedisCluster.start({ masters: 3, replicasPerMaster: 0 });
+  });
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  test('list() scans every master', async () => {
+    const prefix = uniquePrefix('inc');
+    const lh = await Leasehold.connect({
+      cluster: { rootNodes: cluster.rootNodes.map(({ url }) => url) },
+      driver: testDriver,
+      prefix,
+      ttl: 2_000,
+    });
+    try {
+      const names = Array.from({ length: 12 }, (_, i) => `job:${i}`);
+      const masters = new Set(names.map((n) => cluster.masterFor(lockKey(prefix, n)).id));
+      assert.ok(masters.size >= 2, 'the names spread over several masters');
+      const leases = await Promise.all(names.map((n) => lh.acquire(n, { owner: `w-${n}` })));
+      const list = await lh.list({ prefix: 'job:' });
+      assert.deepEqual(list.map((e) => e.name).sort(), [...names].sort());
+      for (const e of list) assert.equal(e.holders[0]?.owner, `w-${e.name}`);
+      assert.equal((await lh.inspect('job:3'))?.holders[0]?.token, leases[3]?.token);
+      await Promise.all(leases.map((l) => l.release()));
+    } finally {
+      await lh.close();
+    }
+  });
+});
+
+describe(`inspection in quorum mode (${mode})`, () => {
+  let masters: Masters;
+  before(async () => {
+    masters = await startMasters(3);
+  });
+  after(async () => {
+    await masters?.stopAll();
+  });
+
+  test('each node says what it holds; holders are what a majority agrees on', async () => {
+    const prefix = uniquePrefix('inq');
+    const lh = await Leasehold.connect({
+      nodes: [...masters.urls],
+      driver: testDriver,
+      notifications: testNotifications,
+      prefix,
+      ttl: 3_000,
+    });
+    try {
+      const lease = await lh.acquire('q:job', { owner: 'quorum-holder' });
+      // acquire() returns once a majority granted it; the third node's grant may still be on its way.
+      await waitFor(
+        async () => (await lh.inspect('q:job'))?.nodes?.every((n) => n.holders.length === 1) === true,
+      );
+      let state = await lh.inspect('q:job');
+      assert.equal(state?.nodes?.length, 3);
+      assert.equal(state?.holders.length, 1);
+      assert.equal(state?.holders[0]?.owner, 'quorum-holder');
+      assert.equal(state?.holders[0]?.fencingToken, lease.fencingToken);
+      for (const node of state?.nodes ?? []) assert.equal(node.holders[0]?.token, lease.token);
+      // One node loses the key: it says so, and the majority still shows the holder.
+      const [first] = masters.servers;
+      await command(first!.port, ['DEL', lockKey(prefix, 'q:job')]);
+      state = await lh.inspect('q:job');
+      assert.equal(state?.nodes?.filter((n) => n.holders.length === 1).length, 2);
+      assert.equal(state?.holders[0]?.owner, 'quorum-holder');
+      assert.deepEqual(
+        (await lh.list({ prefix: 'q:' })).map((e) => e.name),
+        ['q:job'],
+      );
+      await lease.release();
+      assert.deepEqual((await lh.inspect('q:job'))?.holders, []);
+    } finally {
+      await lh.close();
+    }
+  });
+});
+
+async function waitFor(check: () => Promise<boolean>, ms = 2_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
