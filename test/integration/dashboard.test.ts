@@ -1,10 +1,13 @@
 // `leasehold dashboard` as a person uses it: the CLI serves the page against a real Redis, worker
 // processes hold and contend for locks, and a real headless Chromium (Debian's, driven by
 // playwright-core) watches a takeover appear without a reload. The screenshot in
-// docs/dashboard.md is the one this test saves.
+// docs/dashboard.md is the one this test saves with LEASEHOLD_SCREENSHOT=docs/dashboard.png; other
+// runs save it in the temp directory, so that running the suite leaves the checkout unchanged.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { uniquePrefix } from '../harness/leasehold.ts';
 import { reapOnExit } from '../harness/reaper.ts';
@@ -14,7 +17,8 @@ import { Worker } from '../harness/worker.ts';
 
 const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 const WORKER = new URL('./workers/dashboard-worker.ts', import.meta.url).pathname;
-const SCREENSHOT = new URL('../../docs/dashboard.png', import.meta.url).pathname;
+const SCREENSHOT =
+  process.env['LEASEHOLD_SCREENSHOT'] ?? join(tmpdir(), `leasehold-dashboard-${process.pid}.png`);
 const driver = process.env['LEASEHOLD_TEST_DRIVER'] ?? 'node-redis';
 
 /** Debian's chromium, or the one LEASEHOLD_CHROMIUM names. */
