@@ -77,6 +77,9 @@ function option(name: string): string | undefined {
 }
 const flag = (name: string) => process.argv.includes(`--${name}`);
 
+const KEEP_BEGIN = '<!-- hand-written: begin (kept by `npm run bench`) -->';
+const KEEP_END = '<!-- hand-written: end -->';
+
 async function writeDocs(results: Results): Promise<void> {
   // vega is large: loaded only when charts are drawn, so that --help stays quick.
   const { renderCharts } = await import('./report/charts.ts');
@@ -86,7 +89,13 @@ async function writeDocs(results: Results): Promise<void> {
     (text) => JSON.parse(text) as Results,
     () => undefined,
   );
-  await writeFile(path('docs/benchmarks.md'), markdown(results, charts, baseline));
+  // Sections written by hand below the generated report (per server line, script costs, the
+  // breakdown) are kept from the previous page as they are.
+  const previous = await readFile(path('docs/benchmarks.md'), 'utf8').catch(() => '');
+  const from = previous.indexOf(KEEP_BEGIN);
+  const to = previous.indexOf(KEEP_END);
+  const kept = from === -1 || to < from ? '' : `\n${previous.slice(from, to + KEEP_END.length)}\n`;
+  await writeFile(path('docs/benchmarks.md'), markdown(results, charts, baseline) + kept);
   console.log(`wrote docs/benchmarks.md and ${charts.length} charts in docs/benchmarks/`);
 }
 

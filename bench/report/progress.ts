@@ -134,9 +134,9 @@ function shortfalls(results: Results): string[] {
         '- **Uncontended throughput ≥ the best peer on the same client.** A peer that acquires with a plain ' +
           '`SET NX` runs no Lua; leasehold’s acquire is a script that also advances the fencing token, and a ' +
           'script call costs Redis several times what a plain `SET` does (`INFO commandstats`). With 64 ' +
-          'acquisitions in flight the client process is now about half idle, waiting for those replies ' +
-          'before it sends the releases, so the remaining gap is on the server side of each round trip. ' +
-          'Closing it would mean an acquire without the fencing token, which leasehold does not offer.',
+          'acquisitions in flight the gap splits into Redis time (the script and tracking), client time ' +
+          '(the library on top of the client) and how much the two overlap: `npm run bench:breakdown` ' +
+          'measures each, and "Where the time goes" below reads it.',
       );
     }
   }
