@@ -9,7 +9,7 @@
 import { hostname } from 'node:os';
 import { basename } from 'node:path';
 import { newToken } from './context.ts';
-import { MAX_OWNER_LENGTH } from './options.ts';
+import { CONTROL_CHARACTERS, MAX_OWNER_LENGTH } from './options.ts';
 
 /** Length of the random token that starts every stored value (16 bytes in base64url). */
 export const TOKEN_LENGTH = 22;
@@ -26,8 +26,7 @@ export function defaultOwner(what: string = basename(process.title)): string {
 
 /** Any text made a valid owner: control characters become spaces, cut to the longest allowed. */
 export function asOwner(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to replace them
-  return text.replace(/[\u0000-\u001f\u007f]/g, ' ').slice(0, MAX_OWNER_LENGTH) || '?';
+  return text.replace(CONTROL_CHARACTERS, ' ').slice(0, MAX_OWNER_LENGTH) || '?';
 }
 
 /** A fresh stored value: a new random token, the time now, and the owner. */
