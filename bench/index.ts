@@ -1,5 +1,6 @@
 // The benchmark suite: `npm run bench` (about 5-10 minutes), `npm run bench -- --quick` (about one).
 // Options: --quick, --only=floor,handoff,..., --contenders=redlock,..., --out=file.json,
+// --baseline=<commit> (also measure leasehold built from that commit, same run),
 // --docs / --no-docs (write docs/benchmarks.md and its charts; default: full runs of everything),
 // --report=results.json (rewrite the docs from saved results without measuring).
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -8,11 +9,12 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Config, full, quick } from './config.ts';
 import { contenders as allContenders } from './contenders/index.ts';
-import { compileLeasehold } from './lib/build.ts';
+import { compileBaseline, compileLeasehold } from './lib/build.ts';
 import { machine } from './lib/machine.ts';
 import { headline } from './report/headline.ts';
 import { markdown } from './report/markdown.ts';
 import { writeReadmeHeadline } from './report/readme.ts';
+import { versus } from './report/versus.ts';
 import type { Results, ScenarioId, Scenarios } from './results.ts';
 import type { Context } from './scenarios/context.ts';
 import { crash } from './scenarios/crash.ts';
@@ -46,6 +48,15 @@ docs/benchmarks/*.svg; any other run writes bench/results/last.tmp.json only.
   --quick                 the same scenarios with smaller samples (about a minute)
   --only=a,b              scenarios: ${scenarios.map((s) => s.id).join(', ')}
   --contenders=a,b        contenders: ${allContenders.map((c) => c.id).join(', ')}
+                          (the leasehold-baseline-* ones need --baseline)
+  --baseline=<commit>     also build leasehold as it was at <commit> (git archive of its src/ into
+                          bench/.build/, same tsc settings) and measure it next to this tree in the
+                          same run, interleaved round by round, as leasehold-baseline-node-redis and
+                          leasehold-baseline-ioredis (labelled "leasehold @ <commit>"); prints a
+                          before/after table at the end. Such a run leaves latest.json and the docs
+                          alone unless --out / --docs say otherwise. Example:
+                            npm run bench -- --baseline=38ed758 --only=uncontended,handoff,scale \\
+                              --contenders=leasehold-node-redis,leasehold-baseline-node-redis
   --out=file.json         where to write the results
   --docs | --no-docs      write (or not) docs/benchmarks.md and the charts
   --report=results.json   only rewrite the docs from saved results
@@ -53,7 +64,7 @@ docs/benchmarks/*.svg; any other run writes bench/results/last.tmp.json only.
 `;
 
 const known = ['quick', 'docs', 'no-docs', 'help'];
-const valued = ['only', 'contenders', 'out', 'report'];
+const valued = ['only', 'contenders', 'out', 'report', 'baseline'];
 
 /** Rejects anything it does not know, so that a typo never starts a ten-minute run. */
 function checkArgs(argv: string[]): void {
@@ -120,7 +131,28 @@ async function main(): Promise<void> {
   for (const id of only ?? []) {
     if (!scenarios.some((s) => s.id === id)) throw new Error(`unknown scenario ${id}`);
   }
-  const chosen = allContenders.filter((c) => wanted === undefined || wanted.includes(c.id));
+  const baselineRef = option('baseline');
+  for (const id of wanted ?? []) {
+    const found = allContenders.find((c) => c.id === id);
+    if (found === undefined) throw new Error(`unknown contender ${id}`);
+    if (found.baseline && baselineRef === undefined)
+      throw new Error(`contender ${id} needs --baseline=<commit>`);
+  }
+  const chosen = allContenders.filter((c) =>
+    wanted === undefined ? !c.baseline || baselineRef !== undefined : wanted.includes(c.id),
+  );
+  let baseline: Results['baseline'];
+  if (baselineRef !== undefined) {
+    if (!chosen.some((c) => c.baseline))
+      throw new Error('--baseline given, but no leasehold-baseline-* contender');
+    const compiled = await compileBaseline(baselineRef);
+    // Inherited by the worker processes, like BENCH_LEASEHOLD.
+    if (compiled.entry !== undefined) process.env['BENCH_LEASEHOLD_BASELINE'] = compiled.entry;
+    process.env['BENCH_LEASEHOLD_BASELINE_COMMIT'] = compiled.commit;
+    process.env['BENCH_LEASEHOLD_BASELINE_NOTE'] = compiled.note;
+    baseline = { ref: baselineRef, commit: compiled.commit, subject: compiled.subject, note: compiled.note };
+    console.log(`leasehold baseline: ${compiled.note}`);
+  }
   if (chosen.some((c) => c.id.startsWith('leasehold')) && process.env['BENCH_LEASEHOLD'] === undefined) {
     const compiled = await compileLeasehold();
     if (compiled.entry !== undefined) process.env['BENCH_LEASEHOLD'] = compiled.entry;
@@ -140,6 +172,7 @@ async function main(): Promise<void> {
     machine: machine(),
     loadAverageAtEnd: [],
     durationSeconds: 0,
+    ...(baseline === undefined ? {} : { baseline }),
     contenders: infos,
     scenarios: {},
     timings: {},
@@ -174,7 +207,8 @@ async function main(): Promise<void> {
   results.durationSeconds = (performance.now() - started) / 1000;
   results.loadAverageAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
 
-  const complete = only === undefined && wanted === undefined;
+  // A run with a baseline build is a comparison, not the page's report of this tree.
+  const complete = only === undefined && wanted === undefined && baseline === undefined;
   const out =
     option('out') ??
     path(config.mode === 'full' && complete ? 'bench/results/latest.json' : 'bench/results/last.tmp.json');
@@ -187,6 +221,9 @@ async function main(): Promise<void> {
     await writeReadmeHeadline(results);
   }
   console.log(`\n${headline(results)}\n`);
+  const compared = versus(results);
+  if (compared !== '')
+    console.log(`This tree against ${baseline?.commit ?? 'the baseline'}, same run:\n\n${compared}\n`);
 }
 
 main().then(

@@ -29,6 +29,8 @@ export interface Results {
   /** Load average when the run ended (the machine info carries the one at the start). */
   loadAverageAtEnd: number[];
   durationSeconds: number;
+  /** The other commit built and measured next to this tree (bench --baseline=<commit>). */
+  baseline?: { ref: string; commit: string; subject: string; note: string };
   contenders: ContenderInfo[];
   scenarios: Scenarios;
   /** Wall time and load average per scenario. */

@@ -1,4 +1,3 @@
-export type { ConnectOptions } from './connect-options.ts';
 export { CHANNELS } from './diagnostics.ts';
 export {
   ConnectError,
@@ -16,15 +15,22 @@ export {
   RedisUnavailableError,
 } from './errors.ts';
 export type { LeaseholdEvents } from './events.ts';
-export type { InspectOptions, ListOptions } from './inspect/inspector.ts';
 export type { Primitive } from './inspect/layout.ts';
 export type { Holder, Inspection, NodeInspection, Waiter } from './inspect/types.ts';
 export { Lease } from './lease.ts';
 export { Leasehold } from './leasehold.ts';
 export { MemoryBackend } from './memory/index.ts';
-export type { AcquireOptions } from './options.ts';
+export type {
+  AcquireOptions,
+  ConnectOptions,
+  InspectOptions,
+  ListOptions,
+  MultiLockOptions,
+  SemaphoreAcquireOptions,
+  SemaphoreOptions,
+} from './options/index.ts';
 export type { Election, Leader, LeadershipChange, Term } from './primitives/election.ts';
 export type { FairLock } from './primitives/fair.ts';
-export { MultiLease, type MultiLock, type MultiLockOptions } from './primitives/multi-lock.ts';
+export { MultiLease, type MultiLock } from './primitives/multi-lock.ts';
 export type { ReadWriteLock } from './primitives/rwlock.ts';
-export type { Semaphore, SemaphoreAcquireOptions, SemaphoreOptions } from './primitives/semaphore.ts';
+export type { Semaphore } from './primitives/semaphore.ts';

@@ -1,7 +1,7 @@
-import { drift, monotonic } from './clock.ts';
+import { drift, monotonic } from './engine/clock.ts';
+import { tokenOf } from './engine/owner.ts';
 import { type LeaseholdError, LockLostError, LockReleasedError, type LossReason } from './errors.ts';
-import { checkTtl } from './options.ts';
-import { tokenOf } from './owner.ts';
+import { checkTtl } from './options/index.ts';
 
 /** See Lease.#ended. */
 const RELEASED = Symbol('released');
@@ -16,6 +16,11 @@ export interface LeaseCore {
   extendMany(items: readonly { lease: Lease; ttl: number }[]): Promise<(boolean | Error)[]>;
   /** Compare-and-delete. Resolves true when this holder still held it. */
   release(lease: Lease): Promise<boolean>;
+  /**
+   * Whether a dropped connection that served the keys `affects` marks loses a lease on `key`
+   * (a key majority loses it only past what its majority can spare). Default: `affects(key)`.
+   */
+  lostWith?(key: string, affects: (key: string) => boolean): boolean;
 }
 
 /** Hooks the owning instance installs: renewal scheduling and bookkeeping. @internal */
@@ -27,7 +32,7 @@ export interface LeaseHost {
 /** @internal */
 export interface LeaseInit {
   name: string;
-  /** What Redis stores for this lease: the token, then the owner stamp (src/owner.ts). */
+  /** What Redis stores for this lease: the token, then the owner stamp (src/engine/owner.ts). */
   stored: string;
   fencingToken: bigint;
   ttl: number;
@@ -35,6 +40,8 @@ export interface LeaseInit {
   sentAt: number;
   core: LeaseCore;
   host: LeaseHost;
+  /** What the acquisition asked for beyond a name (a semaphore's permits), for its extensions. */
+  detail?: unknown;
 }
 
 /**
@@ -53,11 +60,13 @@ export class Lease {
   readonly token: string;
   /**
    * @internal What Redis stores for this lease and every script compares: the token followed
-   * by the owner stamp (`<token>~<since>~<owner>`, src/owner.ts).
+   * by the owner stamp (`<token>~<since>~<owner>`, src/engine/owner.ts).
    */
   readonly stored: string;
   /** Strictly greater than every earlier holder's token for this name: pass it to what you protect. */
   readonly fencingToken: bigint;
+  /** @internal LeaseInit.detail. */
+  readonly detail: unknown;
   // Made on first use of `signal`: many leases are acquired and released without anyone reading
   // it, and an AbortController was the largest single cost of a lease (time and memory).
   #controller: AbortController | undefined;
@@ -87,6 +96,7 @@ export class Lease {
     this.stored = init.stored;
     this.token = tokenOf(init.stored);
     this.fencingToken = init.fencingToken;
+    this.detail = init.detail;
     this.#core = init.core;
     this.#host = init.host;
     this.#ttl = init.ttl;

@@ -1,33 +1,40 @@
 import { EventEmitter } from 'node:events';
-import { type ConnectOptions, checkConnectOptions, type ValidConnectOptions } from './connect-options.ts';
-import type { Context } from './context.ts';
 import { loadTelemetry, Observer } from './diagnostics.ts';
-import type { Driver, TrackingProof } from './driver/types.ts';
+import { connectDrivers, createDrivers } from './driver/topology.ts';
+import type { Driver } from './driver/types.ts';
+import type { Context } from './engine/context.ts';
+import { Engine } from './engine/engine.ts';
+import { keyMajority } from './engine/key-majority.ts';
+import { QuorumRunner } from './engine/quorum-runner.ts';
+import { Renewer } from './engine/renewer.ts';
+import { type Runner, SingleRunner } from './engine/runner.ts';
 import { ConnectionClosedError, NotificationsError } from './errors.ts';
 import type { LeaseholdEvents } from './events.ts';
-import { type InspectOptions, Inspector, type ListOptions } from './inspect/inspector.ts';
+import { Inspector } from './inspect/inspector.ts';
 import type { Inspection } from './inspect/types.ts';
 import type { Lease } from './lease.ts';
+import { Connections } from './notify/connections.ts';
 import { Dispatcher } from './notify/dispatcher.ts';
-import { type AcquireOptions, checkAcquireOptions, checkName } from './options.ts';
+import {
+  type AcquireOptions,
+  type ConnectOptions,
+  checkAcquireOptions,
+  checkConnectOptions,
+  checkMultiLock,
+  checkName,
+  type InspectOptions,
+  type ListOptions,
+  type MultiLockOptions,
+  type SemaphoreOptions,
+  type ValidConnectOptions,
+} from './options/index.ts';
 import type { Election } from './primitives/election.ts';
 import type { FairLock } from './primitives/fair.ts';
-import { Keeper } from './primitives/keeper.ts';
-import {
-  checkMultiLock,
-  type MultiLock,
-  MultiLock as MultiLockClass,
-  MultiLockCore,
-  type MultiLockOptions,
-} from './primitives/multi-lock.ts';
-import { Mutex } from './primitives/mutex.ts';
-import { type MutexBackend, SingleNodeBackend } from './primitives/mutex-backend.ts';
-import { OtherPrimitives } from './primitives/others.ts';
-import { QuorumBackend } from './primitives/quorum-backend.ts';
+import { PrimitiveHandles } from './primitives/handles.ts';
+import { type MultiLock, MultiLock as MultiLockClass, MultiLockCore } from './primitives/multi-lock.ts';
+import { MutexSpec } from './primitives/mutex.ts';
 import type { ReadWriteLock } from './primitives/rwlock.ts';
-import type { Semaphore, SemaphoreOptions } from './primitives/semaphore.ts';
-import { Renewer } from './renewer.ts';
-import { connectDrivers, createDrivers } from './topology.ts';
+import type { Semaphore } from './primitives/semaphore.ts';
 
 /**
  * A connection to Redis and the coordination primitives on top of it.
@@ -43,14 +50,11 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
   readonly #dispatcher = new Dispatcher();
   readonly #renewer = new Renewer();
   readonly #observer = new Observer(this);
-  readonly #keeper: Keeper;
-  readonly #keeperCtx: Context;
-  readonly #mutex: Mutex;
-  readonly #quorum: QuorumBackend | undefined;
+  readonly #engine: Engine;
+  readonly #mutex = new MutexSpec();
+  readonly #quorum: QuorumRunner | undefined;
+  readonly #connections: Connections;
   #closing: Promise<void> | undefined;
-  /** How this instance learns of changes now; announced once per change after connect(). */
-  #mode: 'tracking' | 'polling' = 'polling';
-  #connected = false;
 
   private constructor(options: ValidConnectOptions, drivers: readonly Driver[]) {
     super();
@@ -58,8 +62,18 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
     this.#drivers = drivers;
     const driver = drivers[0]!;
     const self = this;
+    const keys = options.cluster?.keyMajority;
+    this.#quorum =
+      drivers.length > 1
+        ? new QuorumRunner(drivers.map((d) => ({ driver: d })))
+        : keys === undefined
+          ? undefined
+          : keyMajority(driver, keys);
+    // A key majority runs the lock specs on a quorum of keys; the others keep one key on the cluster.
+    const single = drivers.length > 1 ? undefined : new SingleRunner(driver);
     const ctx: Context = {
-      driver,
+      runner: (this.#quorum ?? single) as Runner,
+      single,
       dispatcher: this.#dispatcher,
       renewer: this.#renewer,
       prefix: options.prefix,
@@ -81,22 +95,15 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
         }
       },
     };
-    this.#keeperCtx = ctx;
-    this.#keeper = new Keeper(ctx);
-    this.#quorum = drivers.length > 1 ? new QuorumBackend(drivers) : undefined;
-    const backend: MutexBackend = this.#quorum ?? new SingleNodeBackend(ctx);
-    this.#mutex = new Mutex(this.#keeper, backend);
-    this.#multi = new MultiLockCore(this.#keeper, backend, {
-      sharded: options.cluster !== undefined,
-      quorum: this.#quorum !== undefined,
-    });
+    this.#engine = new Engine(ctx);
+    this.#multi = new MultiLockCore(this.#engine, { sharded: options.cluster !== undefined });
     this.#renewer.observer = {
       extended: ({ name, fencingToken, ttl, expiresAt }) =>
         ctx.emit('extended', { name, fencingToken, ttl, expiresAt }),
       extensionFailed: ({ name, fencingToken, expiresAt }, error) =>
         ctx.emit('extension-failed', { name, fencingToken, error, expiresAt }),
     };
-    this.#others = new OtherPrimitives(this.#keeper);
+    this.#others = new PrimitiveHandles(this.#engine, { ttl: options.ttl });
     this.#inspector = new Inspector(
       drivers.map((d, i) => ({
         label: options.nodes?.[i] === undefined ? 'redis' : safeUrl(options.nodes[i]),
@@ -104,72 +111,16 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
       })),
       options.prefix,
     );
-    this.#watchConnections(drivers, ctx);
-  }
-
-  /**
-   * Pushes go to the dispatcher; a reconnect re-checks everything. A dropped connection, with
-   * `onDisconnect: 'abort'`, loses the leases behind it at once: in quorum mode only once fewer
-   * than a majority of nodes are connected. 'disconnected' and 'reconnected' are emitted once
-   * per outage of a connection, not once per failed reconnect attempt (clients report each);
-   * a connection that moved to another server (a Sentinel switch) is 'reconnected' too.
-   */
-  #watchConnections(drivers: readonly Driver[], ctx: Context): void {
-    const majority = Math.floor(drivers.length / 2) + 1;
-    const down = new Set<Driver>();
-    for (const node of drivers) {
-      node.setHandlers({
-        invalidate: (keys) => this.#dispatcher.invalidate(keys),
-        reset: (moved) => {
-          const outage = down.delete(node);
-          this.#dispatcher.everything();
-          this.#keeper.releaseOrphans();
-          if (outage || moved === true || !this.#connected) ctx.emit('reconnected', {});
-        },
-        disconnected: (error, affects) => {
-          if (!down.has(node)) {
-            down.add(node);
-            ctx.emit('disconnected', { error: error ?? new Error('the connection to Redis closed') });
-          }
-          if (this.#options.onDisconnect !== 'abort' || this.#closing !== undefined) return;
-          if (drivers.length > 1 && drivers.length - down.size >= majority) return;
-          const detail = `the connection to Redis was lost (${error?.message ?? 'closed'})`;
-          this.#keeper.loseWhere(affects ?? (() => true), detail);
-        },
-        proven: () => {
-          if (this.#connected) this.#settleMode();
-        },
-      });
-    }
-  }
-
-  /**
-   * Pushes are trusted when the canary proved them on the connection (one Redis, Cluster,
-   * Sentinel) or on a majority of the nodes (quorum: any majority that takes a lock over shares
-   * a proven node with it). A switch wakes every waiter and re-verifies every holder, so that
-   * nobody keeps sleeping until a push that will not come (or keeps polling needlessly).
-   */
-  #settleMode(): void {
-    const mode = this.#provenMode();
-    if (mode === this.#mode) return;
-    this.#mode = mode;
-    this.#dispatcher.everything();
-    this.#keeperCtx.emit('notifications', {
-      mode,
-      reason: mode === 'polling' ? this.#failedProof()?.reason : undefined,
+    this.#connections = new Connections({
+      drivers,
+      notifications: options.notifications,
+      onDisconnect: options.onDisconnect,
+      dispatcher: this.#dispatcher,
+      engine: this.#engine,
+      quorum: this.#quorum,
+      emit: ctx.emit,
+      closing: () => this.#closing !== undefined,
     });
-  }
-
-  #provenMode(): 'tracking' | 'polling' {
-    if (this.#options.notifications === 'polling') return 'polling';
-    const proven = this.#drivers.filter((driver) => driver.tracking).length;
-    const needed = this.#drivers.length === 1 ? 1 : Math.floor(this.#drivers.length / 2) + 1;
-    return proven >= needed ? 'tracking' : 'polling';
-  }
-
-  /** The first failed canary verdict among the connections, if any. */
-  #failedProof(): TrackingProof | undefined {
-    return this.#drivers.map((driver) => driver.proof).find((proof) => proof?.ok === false);
   }
 
   /**
@@ -182,9 +133,9 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
     const lh = new Leasehold(valid, drivers);
     await connectDrivers(drivers, valid);
     await loadTelemetry();
-    lh.#start();
-    if (valid.notifications === 'tracking' && lh.#mode !== 'tracking') {
-      const reason = lh.#failedProof()?.reason;
+    lh.#connections.start();
+    if (valid.notifications === 'tracking' && lh.#connections.mode !== 'tracking') {
+      const reason = lh.#connections.failedProof()?.reason;
       await lh.close();
       throw new NotificationsError(
         `notifications: 'tracking' was asked for, but invalidation pushes could not be proven (${reason?.message ?? 'no proof'}); ` +
@@ -195,27 +146,13 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
     return lh;
   }
 
-  /** After connect: the first verdict on notifications; a fallback is announced (after connect() returns). */
-  #start(): void {
-    this.#connected = true;
-    this.#mode = this.#provenMode();
-    if (this.#mode === 'polling' && this.#options.notifications === 'auto') {
-      const reason = this.#failedProof()?.reason;
-      setImmediate(() => {
-        if (this.#mode === 'polling' && this.#closing === undefined) {
-          this.#keeperCtx.emit('notifications', { mode: 'polling', reason });
-        }
-      });
-    }
-  }
-
   /**
    * How this instance learns of changes now: 'tracking' (invalidation pushes, proven by a canary
    * on connect and after every reconnect) or 'polling' (every `retryDelay`; holders at their next
    * extension). With `notifications: 'auto'` it falls back to 'polling' when the proof fails.
    */
   get notifications(): 'tracking' | 'polling' {
-    return this.#mode;
+    return this.#connections.mode;
   }
 
   /**
@@ -237,12 +174,12 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
     trackingRule: 'declared-keys' | 'read-keys' | undefined;
     notificationsReason: string | undefined;
   } {
-    const proof = this.#failedProof() ?? this.#drivers[0]?.proof;
+    const proof = this.#connections.failedProof() ?? this.#drivers[0]?.proof;
     return {
-      ...this.#keeper.stats,
+      ...this.#engine.stats,
       watchedKeys: this.#dispatcher.size,
       renewing: this.#renewer.size,
-      notifications: this.#mode,
+      notifications: this.#connections.mode,
       underReplicated: this.#quorum?.partial ?? 0,
       driver: this.#options.memory !== undefined ? 'memory' : this.#options.driver,
       trackingRule: proof?.rule,
@@ -257,7 +194,7 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
   acquire(name: string, options?: AcquireOptions): Promise<Lease> {
     try {
       checkName(name);
-      return this.#mutex.acquire(name, checkAcquireOptions(options, this.#options));
+      return this.#engine.acquire(this.#mutex, name, undefined, checkAcquireOptions(options, this.#options));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -269,15 +206,13 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
     options?: Pick<AcquireOptions, 'ttl' | 'owner'>,
   ): Promise<Lease | undefined> {
     checkName(name);
-    const { ttl, owner } = checkAcquireOptions(options, this.#options);
-    return this.#mutex.tryAcquire(name, ttl, owner);
+    return this.#engine.tryAcquire(this.#mutex, name, undefined, checkAcquireOptions(options, this.#options));
   }
 
   /** Takes the lock over from whoever holds it; their `signal` aborts at once. */
   async forceAcquire(name: string, options?: Pick<AcquireOptions, 'ttl' | 'owner'>): Promise<Lease> {
     checkName(name);
-    const { ttl, owner } = checkAcquireOptions(options, this.#options);
-    return this.#mutex.forceAcquire(name, ttl, owner);
+    return this.#engine.force(this.#mutex, name, undefined, checkAcquireOptions(options, this.#options));
   }
 
   /**
@@ -306,7 +241,7 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
   close(): Promise<void> {
     if (this.#closing === undefined) {
       this.#closing = (async () => {
-        await this.#keeper.close().catch(() => {});
+        await this.#engine.close().catch(() => {});
         this.#renewer.close();
         await Promise.all(this.#drivers.map((driver) => driver.close()));
       })();
@@ -336,7 +271,7 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
     return new MultiLockClass(this.#multi, valid.names, { ttl: valid.ttl });
   }
 
-  readonly #others: OtherPrimitives;
+  readonly #others: PrimitiveHandles;
 
   /**
    * A counting semaphore: at most `limit` permits of `name` held at once, across processes.

@@ -4,10 +4,15 @@ import { redlock } from './redlock.ts';
 import { redlockUniversal } from './redlock-universal.ts';
 import type { Contender } from './types.ts';
 
-/** Every contender, in report order. */
+/**
+ * Every contender, in report order; each baseline build (bench --baseline=<commit>) right after
+ * the same driver on this tree, so that tables read before/after line by line.
+ */
 export const contenders: readonly Contender[] = [
   leasehold('node-redis'),
+  leasehold('node-redis', 'baseline'),
   leasehold('ioredis'),
+  leasehold('ioredis', 'baseline'),
   redlock,
   redisSemaphore,
   redlockUniversal,

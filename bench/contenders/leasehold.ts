@@ -6,16 +6,27 @@ import { ownVersion, packageVersion } from './util.ts';
 type Driver = 'node-redis' | 'ioredis';
 type LeaseholdModule = typeof import('../../src/index.ts');
 
+/** This tree's src/, or the build of another commit that `--baseline=<commit>` compiled. */
+type Build = 'current' | 'baseline';
+
 // Loaded lazily, so that a broken core shows up as "unavailable" in the report instead of
-// stopping the peers' measurements. BENCH_LEASEHOLD names a compiled copy (bench/lib/build.ts,
-// set by bench/index.ts and inherited by the workers); without it, src/ runs through tsx.
-let loaded: Promise<LeaseholdModule> | undefined;
-function load(): Promise<LeaseholdModule> {
-  const compiled = process.env['BENCH_LEASEHOLD'];
-  loaded ??= compiled
-    ? (import(pathToFileURL(compiled).href) as Promise<LeaseholdModule>)
-    : import('../../src/index.ts');
-  return loaded;
+// stopping the peers' measurements. BENCH_LEASEHOLD names a compiled copy of src/ and
+// BENCH_LEASEHOLD_BASELINE one of the baseline commit (bench/lib/build.ts, set by bench/index.ts
+// and inherited by the workers); without the first, src/ runs through tsx. The baseline's API is
+// taken to be the one used here (connect, acquire, forceAcquire, lease.signal, release).
+const loaded = new Map<Build, Promise<LeaseholdModule>>();
+function load(build: Build): Promise<LeaseholdModule> {
+  let mod = loaded.get(build);
+  if (mod === undefined) {
+    const compiled = process.env[build === 'current' ? 'BENCH_LEASEHOLD' : 'BENCH_LEASEHOLD_BASELINE'];
+    mod = compiled
+      ? (import(pathToFileURL(compiled).href) as Promise<LeaseholdModule>)
+      : build === 'current'
+        ? import('../../src/index.ts')
+        : Promise.reject(new Error('no baseline build: run the bench with --baseline=<commit>'));
+    loaded.set(build, mod);
+  }
+  return mod;
 }
 
 function held(lease: Lease): Held {
@@ -27,26 +38,36 @@ function held(lease: Lease): Held {
   };
 }
 
-/** leasehold with one of its drivers and default settings (notifications: 'tracking'). */
-export function leasehold(driver: Driver): Contender {
-  const id = driver === 'node-redis' ? 'leasehold-node-redis' : 'leasehold-ioredis';
+/**
+ * leasehold with one of its drivers and default settings (notifications: 'tracking'); `baseline`:
+ * the build of the commit given by `--baseline`, labelled with that commit.
+ */
+export function leasehold(driver: Driver, build: Build = 'current'): Contender {
+  const baseline = build === 'baseline';
+  const id = `leasehold-${baseline ? 'baseline-' : ''}${driver}`;
   return {
     id,
+    ...(baseline ? { baseline: true } : {}),
     // Documented layout `<prefix>:{<name>}` with the default prefix.
     keyOf: (name) => `leasehold:{${name}}`,
     async info(): Promise<ContenderInfo> {
-      const mod = await load().catch((error: unknown) => error);
+      // Read here, not above: bench/index.ts sets it after this module is imported.
+      const commit = process.env['BENCH_LEASEHOLD_BASELINE_COMMIT'] ?? 'baseline';
+      const source = baseline ? `the ${commit} build` : 'src/index.ts';
+      const mod = await load(build).catch((error: unknown) => error);
       const missing =
         mod instanceof Error || typeof mod !== 'object' || mod === null
-          ? `src/index.ts failed to load: ${String(mod)}`
+          ? `${source} failed to load: ${String(mod)}`
           : typeof (mod as Partial<LeaseholdModule>).Leasehold?.connect !== 'function'
-            ? 'src/index.ts does not export Leasehold yet'
+            ? `${source} does not export Leasehold`
             : undefined;
       return {
         id,
-        label: `leasehold (${driver})`,
+        label: baseline ? `leasehold @ ${commit} (${driver})` : `leasehold (${driver})`,
         library: 'leasehold',
-        version: `${ownVersion()} (this repository; ${process.env['BENCH_LEASEHOLD_NOTE'] ?? 'src/ through tsx'})`,
+        version: baseline
+          ? `baseline: ${process.env['BENCH_LEASEHOLD_BASELINE_NOTE'] ?? 'not built'}`
+          : `${ownVersion()} (this repository; ${process.env['BENCH_LEASEHOLD_NOTE'] ?? 'src/ through tsx'})`,
         client: driver === 'node-redis' ? 'redis' : 'ioredis',
         clientVersion: packageVersion(driver === 'node-redis' ? 'redis' : 'ioredis'),
         api: `Leasehold.connect({ url, driver: '${driver}' }); lh.acquire(name, { ttl }); lease.release()`,
@@ -65,7 +86,7 @@ export function leasehold(driver: Driver): Contender {
       };
     },
     async connect(url: string): Promise<ContenderClient> {
-      const { Leasehold } = await load();
+      const { Leasehold } = await load(build);
       // leasehold imports its client library lazily inside connect(), under its 5 s connectTimeout;
       // a cold import in a freshly started worker on a busy machine can take most of that.
       await import(driver === 'node-redis' ? 'redis' : 'ioredis');

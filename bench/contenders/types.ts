@@ -50,6 +50,11 @@ export interface ContenderInfo {
 
 export interface Contender {
   readonly id: string;
+  /**
+   * leasehold as built from another commit (bench --baseline=<commit>): measured only when the run
+   * names a baseline, never by default.
+   */
+  readonly baseline?: true;
   /** Describes the contender; `ttl` is the value the scenarios pass, recorded next to the defaults. */
   info(): Promise<ContenderInfo>;
   connect(url: string): Promise<ContenderClient>;

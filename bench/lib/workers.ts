@@ -40,10 +40,13 @@ export class Worker {
     });
   }
 
-  /** Forks a worker and waits for its `ready`; `gc` exposes global.gc for memory figures. */
-  static async spawn(index: number, options: { gc?: boolean } = {}): Promise<Worker> {
+  /**
+   * Forks a worker and waits for its `ready`; `gc` exposes global.gc for memory figures; `script`
+   * forks another worker file that speaks the same protocol (bench/stages/worker.ts).
+   */
+  static async spawn(index: number, options: { gc?: boolean; script?: string } = {}): Promise<Worker> {
     const execArgv = ['--import', 'tsx', ...(options.gc ? ['--expose-gc'] : [])];
-    const child = fork(script, [], {
+    const child = fork(options.script ?? script, [], {
       execArgv,
       env: { ...process.env, BENCH_WORKER: String(index) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

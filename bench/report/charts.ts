@@ -17,9 +17,9 @@ interface Row {
   label: string;
 }
 
-const width = 560;
-const font = 'Helvetica, Arial, sans-serif';
-const config = {
+export const width = 560;
+export const font = 'Helvetica, Arial, sans-serif';
+export const config = {
   font,
   axis: { labelFontSize: 11, titleFontSize: 11, labelLimit: 320 },
   legend: { labelFontSize: 11, titleFontSize: 11, orient: 'bottom' as const },
@@ -87,7 +87,8 @@ function strip(title: string, axis: string, rows: Row[], order: string[]): vl.To
   } as vl.TopLevelSpec;
 }
 
-async function svg(spec: vl.TopLevelSpec): Promise<string> {
+/** Renders a vega-lite spec to an SVG document (no browser: vega's headless renderer). */
+export async function svg(spec: vl.TopLevelSpec): Promise<string> {
   const view = new vega.View(vega.parse(vl.compile(spec).spec), { renderer: 'none' });
   const out = await view.toSVG();
   view.finalize();

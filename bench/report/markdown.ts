@@ -4,6 +4,7 @@ import type { Chart } from './charts.ts';
 import { fmtBytes, fmtMs, fmtNum, ratio, table } from './format.ts';
 import { headline, lossCell } from './headline.ts';
 import { progress } from './progress.ts';
+import { versus } from './versus.ts';
 
 const isLeasehold = (c: ContenderInfo) => c.library === 'leasehold';
 
@@ -162,12 +163,25 @@ export function markdown(results: Results, charts: Chart[], baseline?: Results):
       `\`${m.commit}\`; raw numbers in [bench/results/latest.json](../bench/results/latest.json). ` +
       'Every contender runs against the same redis-server in the same run, interleaved round by round, so that ' +
       'machine noise hits all of them alike. Reproduce with `npm run bench`; `npm run bench -- --quick` ' +
-      'runs the same scenarios with smaller samples in about a minute and leaves this page alone.',
+      'runs the same scenarios with smaller samples in about a minute and leaves this page alone; ' +
+      '`npm run bench -- --baseline=<commit>` also builds leasehold as it was at that commit and measures ' +
+      'it next to this tree in the same run (contenders `leasehold-baseline-*`, labelled ' +
+      '“leasehold @ <commit>”), then prints a before/after table (`npm run bench -- --help`).',
     '',
     '## Summary',
     '',
     headline(results),
     '',
+    ...(results.baseline === undefined || versus(results) === ''
+      ? []
+      : [
+          `## This tree against \`${results.baseline.commit}\` (same run)`,
+          '',
+          `Baseline: ${results.baseline.note}. Round medians, with the range of the rounds in brackets.`,
+          '',
+          versus(results),
+          '',
+        ]),
     'Handoff: gap from a release in one process to the next acquire in another. Loss: from an external ' +
       '`DEL` of the lock key, or a takeover, to the holder being told. Crash: how long a waiter waits beyond ' +
       'the expiry of a SIGKILLed holder’s key. Idle: Redis commands/s while waiters wait on a held lock.',

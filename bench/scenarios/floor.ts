@@ -91,7 +91,7 @@ async function bareSocket(port: number) {
  * CLIENT TRACKING ON, GET) hears the holder's DEL as an invalidation push and at once sends its
  * SET NX; the time from sending the DEL to the SET's reply is one push plus one round trip.
  */
-async function bareHandoffs(port: number, count: number): Promise<number[]> {
+export async function bareHandoffs(port: number, count: number): Promise<number[]> {
   const holder = await bareSocket(port);
   const waiter = await bareSocket(port);
   const samples: number[] = [];

@@ -24,14 +24,32 @@ export type Request =
       tag: string;
       release: boolean;
     }
-  | { id: number; cmd: 'releaseAll' };
+  | { id: number; cmd: 'releaseAll' }
+  /** How many held leases' loss signals fired so far. */
+  | { id: number; cmd: 'lost' }
+  | {
+      id: number;
+      cmd: 'herd';
+      contender: string;
+      name: string;
+      ttl: number;
+      /** Callers that wait in this process. */
+      callers: number;
+      /** This process takes the lock first (one caller more, the first holder). */
+      first: boolean;
+    };
 
 /** One-way messages from the parent. */
 export type Notice =
   | { notice: 'held'; by: number; t: number }
   | { notice: 'stop' }
   | { notice: 'abort'; tag: string }
-  | { notice: 'exit' };
+  | { notice: 'exit' }
+  /** herd (bench/workers/herd.ts): the caller holding the lock here releases it now. */
+  | { notice: 'herd-release' }
+  /** herd: some caller acquired at `t`; a caller that released before `t` waits again. */
+  | { notice: 'herd-held'; t: number }
+  | { notice: 'herd-stop' };
 
 export type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string };
 
@@ -41,7 +59,10 @@ export type Event =
   | { event: 'rel'; worker: number; t: number }
   | { event: 'acquired'; worker: number; name: string; t: number }
   | { event: 'lost'; worker: number; name: string; t: number }
-  | { event: 'ready'; worker: number };
+  | { event: 'ready'; worker: number }
+  | { event: 'herd-acq'; worker: number; t: number }
+  /** `t`: just before the release is sent. */
+  | { event: 'herd-rel'; worker: number; t: number };
 
 export interface MemorySample {
   heapUsed: number;
@@ -60,6 +81,11 @@ export interface CpuSample {
 export interface HoldResult {
   acquired: { name: string; t: number }[];
   ms: number;
+}
+
+export interface HerdResult {
+  acquisitions: number;
+  failed: string[];
 }
 
 export interface WaitResult {

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { contender } from '../contenders/index.ts';
 import type { ContenderClient, Held } from '../contenders/types.ts';
 import { now } from '../lib/stats.ts';
+import { herdNotice, runHerd } from './herd.ts';
 import type {
   CpuSample,
   Event,
@@ -182,11 +183,16 @@ async function handle(request: Request): Promise<unknown> {
       return wait(request.contender, request.names, request.ttl, request.tag, request.release);
     case 'releaseAll':
       return releaseAll();
+    case 'lost':
+      return lostCount;
+    case 'herd':
+      return runHerd(client(request.contender), request, me, send);
   }
 }
 
 process.on('message', (message: Request | Notice) => {
   if ('notice' in message) {
+    if (herdNotice(message)) return;
     if (message.notice === 'held') otherHolder?.(message);
     else if (message.notice === 'stop') {
       stopping = true;

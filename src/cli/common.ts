@@ -1,10 +1,18 @@
 import { readFileSync } from 'node:fs';
-import { installedDriver } from '../connect-options.ts';
-import { keyFor } from '../context.ts';
-import { IoredisDriver } from '../driver/ioredis.ts';
-import { NodeRedisDriver } from '../driver/node-redis.ts';
+import { createNodeDriver } from '../driver/node-driver.ts';
 import type { Driver } from '../driver/types.ts';
+import { keyFor } from '../engine/context.ts';
 import { readOne } from '../inspect/read.ts';
+import {
+  checkDriver,
+  checkName,
+  checkPrefix,
+  checkUrl,
+  DEFAULT_PREFIX,
+  defaultUrl,
+  installedDriver,
+  MAX_LIST_LIMIT,
+} from '../options/index.ts';
 
 /**
  * Exit codes of the `leasehold` command (docs/cli.md lists them, online at DOCS). Codes from sysexits.h where one
@@ -62,16 +70,30 @@ export interface Connection {
   driver: 'node-redis' | 'ioredis';
 }
 
+/** The connection flags, checked as `Leasehold.connect()` checks `url`, `prefix` and `driver`. */
 export function connection(values: { redis?: string; prefix?: string; driver?: string }): Connection {
-  const url = values.redis ?? process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
-  if (!/^rediss?:\/\//.test(url)) throw new CliError(`--redis must be a redis:// or rediss:// URL: ${url}`);
-  const driver = values.driver ?? installedDriver();
-  if (driver !== 'node-redis' && driver !== 'ioredis') {
-    throw new CliError(`--driver must be node-redis or ioredis, not ${driver}`);
+  return usage(() => ({
+    url: checkUrl(values.redis ?? defaultUrl(), '--redis'),
+    prefix: checkPrefix(values.prefix ?? DEFAULT_PREFIX, '--prefix'),
+    driver: checkDriver(values.driver ?? installedDriver(), '--driver'),
+  }));
+}
+
+/** Runs the library's option checks on command-line values: a TypeError is a usage error. */
+export function usage<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    throw error instanceof TypeError ? usageError(error) : error;
   }
-  const prefix = values.prefix ?? 'leasehold';
-  if (prefix === '' || /[{}]/.test(prefix)) throw new CliError(`--prefix must be non-empty, without braces`);
-  return { url, prefix, driver };
+}
+
+/**
+ * A TypeError of the library's option checks in the CLI's words: `--prefix must be ...`, not
+ * `leasehold: option "--prefix" must be ...` (main() puts the command's name in front).
+ */
+export function usageError(error: TypeError): CliError {
+  return new CliError(error.message.replace(/^leasehold: /, '').replace(/^option "(--[\w-]+)"/, '$1'));
 }
 
 /**
@@ -112,10 +134,19 @@ export function duration(value: string | undefined, option: string, fallback: nu
   return Number(match[1]) * scale;
 }
 
+/** `--limit` of the live views (top, dashboard): how many names they follow, as `lh.list()` caps it. */
+export function followLimit(value: string | undefined): number {
+  const limit = value === undefined ? 1_000 : Number(value);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
+    throw new CliError(`--limit must be 1..${MAX_LIST_LIMIT}`);
+  }
+  return limit;
+}
+
 export function lockName(positionals: readonly string[]): string {
   const name = positionals[0];
   if (name === undefined || name === '') throw new CliError('missing the lock name (see --help)');
-  return name;
+  return usage(() => checkName(name, 'name'));
 }
 
 export function keysOf(conn: Connection, name: string): { key: string; fence: string } {
@@ -124,9 +155,7 @@ export function keysOf(conn: Connection, name: string): { key: string; fence: st
 
 /** Opens a bare driver (no Leasehold instance) for inspection commands. */
 export async function openDriver(conn: Connection, tracking: boolean, timeout = 5_000): Promise<Driver> {
-  const options = { url: conn.url, tracking };
-  const driver: Driver =
-    conn.driver === 'ioredis' ? new IoredisDriver(options) : new NodeRedisDriver(options);
+  const driver = createNodeDriver(conn.driver, { url: conn.url, tracking });
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { keyFor, newToken } from '../context.ts';
-import { parseStamp } from '../owner.ts';
+import { keyFor, newToken } from '../engine/context.ts';
+import { parseStamp } from '../engine/owner.ts';
 import { scripts } from '../scripts/index.ts';
 import {
   CliError,
@@ -11,6 +11,7 @@ import {
   connectionHelp,
   connectionOptions,
   EXIT,
+  followLimit,
   printJson,
   untilStopped,
 } from './common.ts';
@@ -57,8 +58,7 @@ export async function dashboard(argv: string[]): Promise<number> {
   const conn = connection(values);
   const port = values.port === undefined ? 7380 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new CliError('--port must be 0..65535');
-  const limit = values.limit === undefined ? 1_000 : Number(values.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new CliError('--limit must be 1..10000');
+  const limit = followLimit(values.limit);
   const host = values.host ?? '127.0.0.1';
   // Exposed beyond this machine (or asked for explicitly): every request must carry the token.
   const token = values.host === undefined ? undefined : newToken();

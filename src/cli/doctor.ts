@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { monotonic } from '../clock.ts';
 import type { Driver, TrackingProof } from '../driver/types.ts';
+import { monotonic } from '../engine/clock.ts';
 import {
   connection,
   connectionHelp,

@@ -1,8 +1,7 @@
 import { EventEmitter } from 'node:events';
-import { newToken } from '../context.ts';
-import { IoredisDriver } from '../driver/ioredis.ts';
-import { NodeRedisDriver } from '../driver/node-redis.ts';
+import { createNodeDriver } from '../driver/node-driver.ts';
 import type { Driver, TrackingProof } from '../driver/types.ts';
+import { newToken } from '../engine/context.ts';
 import { Inspector } from '../inspect/inspector.ts';
 import { type Primitive, parseKey } from '../inspect/layout.ts';
 import type { Inspection } from '../inspect/types.ts';
@@ -83,14 +82,12 @@ export class LiveView extends EventEmitter<LiveEvents> {
     const canary = `${this.#conn.prefix}:{leasehold-canary}`;
     // Redis refuses overlapping BCAST prefixes: one covers the other when names is ''.
     const bcast = canary.startsWith(watched) ? [watched] : [watched, canary];
-    const options = {
+    const watcher = createNodeDriver(this.#conn.driver, {
       url: this.#conn.url,
       tracking: true,
       bcast,
       canaryKey: () => `${canary}:${newToken()}`,
-    };
-    const watcher: Driver =
-      this.#conn.driver === 'ioredis' ? new IoredisDriver(options) : new NodeRedisDriver(options);
+    });
     watcher.setHandlers({
       invalidate: (keys) => this.#invalidate(keys),
       reset: () => this.#invalidate(null),

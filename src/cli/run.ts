@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
-import { MIN_TTL } from '../clock.ts';
+import { MIN_TTL } from '../engine/clock.ts';
+import { defaultOwner } from '../engine/owner.ts';
 import { LockTimeoutError, RedisUnavailableError } from '../errors.ts';
 import type { Lease } from '../lease.ts';
 import { Leasehold } from '../leasehold.ts';
-import { defaultOwner } from '../owner.ts';
 import {
   CliError,
   type Connection,
@@ -17,6 +17,7 @@ import {
   formatMs,
   lockName,
   printJson,
+  usageError,
 } from './common.ts';
 import { WaitingDisplay } from './display.ts';
 
@@ -107,8 +108,7 @@ async function connect(conn: Connection, ttl: number, owner: string): Promise<Le
   try {
     return await Leasehold.connect({ url: conn.url, prefix: conn.prefix, driver: conn.driver, ttl, owner });
   } catch (error) {
-    // main() puts its own "leasehold run:" in front.
-    if (error instanceof TypeError) throw new CliError(error.message.replace(/^leasehold: /, ''));
+    if (error instanceof TypeError) throw usageError(error);
     throw new CliError((error as Error).message, EXIT.unavailable);
   }
 }

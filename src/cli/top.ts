@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
 import type { Holder, Inspection } from '../inspect/types.ts';
 import {
-  CliError,
   connection,
   connectionHelp,
   connectionOptions,
   EXIT,
+  followLimit,
   formatMs,
   printJson,
   untilStopped,
@@ -39,8 +39,7 @@ export async function top(argv: string[]): Promise<number> {
     return EXIT.ok;
   }
   const conn = connection(values);
-  const limit = values.limit === undefined ? 1_000 : Number(values.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new CliError('--limit must be 1..10000');
+  const limit = followLimit(values.limit);
   const names = positionals[0] ?? '';
   const view = new LiveView(conn, names, limit);
   const json = values.json === true;

@@ -14,6 +14,7 @@ import {
   isErrorReply,
   isNoScript,
   NO_HANDLERS,
+  type NodeDriverOptions,
   type ScriptCall,
   type TrackingProof,
   trackingOn,
@@ -41,21 +42,6 @@ async function connectClient(client: Redis): Promise<void> {
   }
 }
 
-export interface IoredisDriverOptions {
-  url: string;
-  tracking: boolean;
-  /** A user's own ioredis client: used for commands and left open on close. */
-  client?: unknown;
-  /** Names the notification canary's keys (default: under the prefix "leasehold"). */
-  canaryKey?: (() => string) | undefined;
-  /**
-   * Broadcast tracking: every write to a key starting with one of these prefixes is pushed, with
-   * no read needed (the inspection views: `leasehold top`, the dashboard). Redis refuses
-   * overlapping prefixes. Give a `canaryKey` under one of them.
-   */
-  bcast?: readonly string[] | undefined;
-}
-
 const CHANNEL = '__redis__:invalidate';
 
 /**
@@ -74,13 +60,13 @@ export class IoredisDriver implements Driver {
   #cmd: Redis | undefined;
   #sub: Redis | undefined;
   readonly #own: boolean;
-  readonly #options: IoredisDriverOptions;
+  readonly #options: NodeDriverOptions;
   #handlers = NO_HANDLERS;
   #closed = false;
   #armed = false;
   readonly #unwatch: (() => void)[] = [];
 
-  constructor(options: IoredisDriverOptions) {
+  constructor(options: NodeDriverOptions) {
     this.#options = options;
     this.#tracking = options.tracking;
     this.#own = options.client === undefined;

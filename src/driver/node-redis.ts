@@ -13,6 +13,7 @@ import {
   isErrorReply,
   isNoScript,
   NO_HANDLERS,
+  type NodeDriverOptions,
   type ScriptCall,
   type TrackingProof,
   trackingOn,
@@ -51,21 +52,6 @@ async function connectClient(client: Client): Promise<void> {
   }
 }
 
-export interface NodeRedisDriverOptions {
-  url: string;
-  tracking: boolean;
-  /** A user's own client: used for commands and left open on close. */
-  client?: unknown;
-  /** Names the notification canary's keys (default: under the prefix "leasehold"). */
-  canaryKey?: (() => string) | undefined;
-  /**
-   * Broadcast tracking: every write to a key starting with one of these prefixes is pushed, with
-   * no read needed (the inspection views: `leasehold top`, the dashboard). Redis refuses
-   * overlapping prefixes. Give a `canaryKey` under one of them.
-   */
-  bcast?: readonly string[] | undefined;
-}
-
 /**
  * node-redis 5/6 driver. With its own connection, RESP3 tracking runs on that same connection
  * (pushes arrive in order with replies) with NOLOOP, so this process's own extensions do not
@@ -83,11 +69,11 @@ export class NodeRedisDriver implements Driver {
   #cmd: Client | undefined;
   #notify: Client | undefined;
   readonly #own: boolean;
-  readonly #options: NodeRedisDriverOptions;
+  readonly #options: NodeDriverOptions;
   #handlers = NO_HANDLERS;
   #closed = false;
 
-  constructor(options: NodeRedisDriverOptions) {
+  constructor(options: NodeDriverOptions) {
     this.#options = options;
     this.#tracking = options.tracking;
     this.#own = options.client === undefined;

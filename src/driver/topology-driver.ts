@@ -1,8 +1,7 @@
-import type { ValidConnectOptions } from '../connect-options.ts';
 import { defaultCanaryKey } from '../notify/canary.ts';
+import type { ValidConnectOptions } from '../options/index.ts';
 import { ClusterDriver } from './cluster.ts';
-import { IoredisDriver } from './ioredis.ts';
-import { NodeRedisDriver } from './node-redis.ts';
+import { createNodeDriver } from './node-driver.ts';
 import { SentinelDriver } from './sentinel.ts';
 import { ioredisSubscribe, nodeRedisSubscribe } from './subscriber.ts';
 import type { Driver, NodeDriverFactory } from './types.ts';
@@ -11,9 +10,7 @@ import type { Driver, NodeDriverFactory } from './types.ts';
 export function topologyDriver(valid: ValidConnectOptions): Driver | undefined {
   const tracking = valid.notifications !== 'polling';
   const factory: NodeDriverFactory = (url, track, canaryKey) =>
-    valid.driver === 'ioredis'
-      ? new IoredisDriver({ url, tracking: track, canaryKey })
-      : new NodeRedisDriver({ url, tracking: track, canaryKey });
+    createNodeDriver(valid.driver, { url, tracking: track, canaryKey });
   const { durability, prefix } = valid;
   if (valid.cluster !== undefined) {
     return new ClusterDriver({ rootNodes: valid.cluster.rootNodes, tracking, factory, durability, prefix });

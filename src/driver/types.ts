@@ -96,6 +96,22 @@ export interface DurabilityCheck {
   wait(key: string, epoch: number): Promise<number>;
 }
 
+/** Options of a plain one-node driver, the same for node-redis and ioredis. */
+export interface NodeDriverOptions {
+  url: string;
+  tracking: boolean;
+  /** A user's own client of the driver's library: used for commands and left open on close. */
+  client?: unknown;
+  /** Names the notification canary's keys (default: under the prefix "leasehold"). */
+  canaryKey?: (() => string) | undefined;
+  /**
+   * Broadcast tracking: every write to a key starting with one of these prefixes is pushed, with
+   * no read needed (the inspection views: `leasehold top`, the dashboard). Redis refuses
+   * overlapping prefixes. Give a `canaryKey` under one of them.
+   */
+  bcast?: readonly string[] | undefined;
+}
+
 /**
  * Builds the plain one-node driver a topology driver uses per node (node-redis or ioredis).
  * `canaryKey` names the keys of that node's notification canary (a Cluster master must own them).

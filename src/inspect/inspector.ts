@@ -1,41 +1,17 @@
 import type { Driver } from '../driver/types.ts';
 import { toLeaseholdError } from '../errors.ts';
-import { checkKnownKeys, checkObject, fail } from '../options.ts';
-import { matchPattern, PRIMITIVES, type Primitive, parseKey } from './layout.ts';
+import {
+  checkInspectOptions,
+  checkListOptions,
+  type InspectOptions,
+  type ListOptions,
+} from '../options/inspect.ts';
+import { matchPattern, type Primitive, parseKey } from './layout.ts';
 import { readOne } from './read.ts';
 import type { Holder, Inspection, NodeInspection } from './types.ts';
 
-/** Options of `lh.list()`. */
-export interface ListOptions {
-  /**
-   * Only names starting with this (lock names, without the instance's key prefix).
-   * @default '' (every name)
-   */
-  prefix?: string;
-  /** Only this primitive. @default every primitive */
-  primitive?: Primitive;
-  /**
-   * At most this many entries (name and primitive). SCAN stops once it has found them.
-   * @default 100
-   */
-  limit?: number;
-}
-
-/** Options of `lh.inspect()`. */
-export interface InspectOptions {
-  /**
-   * Which primitive of the name; by default the first found in the order mutex, semaphore,
-   * rwlock, fair, election.
-   */
-  primitive?: Primitive;
-  /** At most this many holders and waiters listed per sorted set. @default 100 */
-  limit?: number;
-}
-
 /** Keys asked for per SCAN call. */
 const SCAN_COUNT = '1000';
-/** Most limit accepted: every entry is one script call. */
-export const MAX_LIST_LIMIT = 10_000;
 
 /** One place inspections read from: one Redis, or a node of a quorum (with its label). */
 export interface InspectTarget {
@@ -58,25 +34,17 @@ export class Inspector {
   }
 
   async inspect(name: string, options: InspectOptions = {}): Promise<Inspection | undefined> {
-    const o = checkObject(options, 'options');
-    checkKnownKeys(o, ['primitive', 'limit'], 'inspect options');
-    const max = checkLimit(o['limit'], 100);
-    const order = o['primitive'] === undefined ? PRIMITIVES : [checkPrimitive(o['primitive'])];
+    const { order, limit } = checkInspectOptions(options);
     for (const primitive of order) {
-      const found = await this.#read(name, primitive, max);
+      const found = await this.#read(name, primitive, limit);
       if (found !== undefined) return found;
     }
     return undefined;
   }
 
   async list(options: ListOptions = {}): Promise<Inspection[]> {
-    const o = checkObject(options, 'options');
-    checkKnownKeys(o, ['prefix', 'primitive', 'limit'], 'list options');
-    const namePrefix = o['prefix'] === undefined ? '' : o['prefix'];
-    if (typeof namePrefix !== 'string') fail('prefix', 'a string', namePrefix);
-    const only = o['primitive'] === undefined ? undefined : checkPrimitive(o['primitive']);
-    const limit = checkLimit(o['limit'], 100);
-    const found = await this.scan(namePrefix, only, limit);
+    const { prefix, primitive: only, limit } = checkListOptions(options);
+    const found = await this.scan(prefix, only, limit);
     const out: Inspection[] = [];
     for (const { name, primitive } of found) {
       const one = await this.#read(name, primitive, 100);
@@ -182,19 +150,6 @@ function mergeQuorum(
   }
   const last = maxOf(nodes.map((n) => n.lastFencingToken));
   return { name, primitive, holders, waiters: undefined, lastFencingToken: last, nodes };
-}
-
-function checkPrimitive(value: unknown): Primitive {
-  if (!PRIMITIVES.includes(value as Primitive)) fail('primitive', `one of ${PRIMITIVES.join(', ')}`, value);
-  return value as Primitive;
-}
-
-function checkLimit(value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_LIST_LIMIT) {
-    fail('limit', `an integer from 1 to ${MAX_LIST_LIMIT}`, value);
-  }
-  return value;
 }
 
 /** The largest of some bigints (Math.max takes numbers only), 0n for none. */

@@ -1,4 +1,4 @@
-import { keyFor } from '../context.ts';
+import { keyFor } from '../engine/context.ts';
 
 /** The primitives whose state can be inspected. */
 export type Primitive = 'mutex' | 'semaphore' | 'rwlock' | 'fair' | 'election';

@@ -1,6 +1,6 @@
 import type { Driver } from '../driver/types.ts';
+import { parseStamp } from '../engine/owner.ts';
 import { RedisCommandError } from '../errors.ts';
-import { parseStamp } from '../owner.ts';
 import { loadScript } from '../scripts/index.ts';
 import { keysOf, type Primitive } from './layout.ts';
 import type { Holder, Inspection, Waiter } from './types.ts';

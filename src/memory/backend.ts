@@ -1,4 +1,4 @@
-import { monotonic } from '../clock.ts';
+import { monotonic } from '../engine/clock.ts';
 import type { Stream } from './stream.ts';
 import { SortedSet } from './zset.ts';
 

@@ -1,7 +1,7 @@
-import { monotonic } from '../clock.ts';
-import { newToken } from '../context.ts';
 import { within } from '../driver/timeouts.ts';
 import type { ScriptCall, TrackingProof } from '../driver/types.ts';
+import { monotonic } from '../engine/clock.ts';
+import { newToken } from '../engine/context.ts';
 import { scripts } from '../scripts/index.ts';
 
 /** How long a canary waits for its push after the write that should cause it. */

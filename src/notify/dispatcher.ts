@@ -1,4 +1,4 @@
-import { monotonic } from '../clock.ts';
+import { monotonic } from '../engine/clock.ts';
 
 /** Keys whose last push time is remembered (see changedSince); the oldest go first. */
 const RECENT_KEYS = 10_000;
@@ -108,7 +108,7 @@ export class Dispatcher {
    * (monotonic ms). A push can overtake the reply of the script that armed the key: on a
    * REDIRECT connection always may, and even on one connection a push parsed in the same chunk
    * is handled before the reply's continuation. A lease registered after that push would never
-   * hear of it; the keeper asks this when it registers one and re-verifies if so.
+   * hear of it; the engine's registry asks this when it registers one and re-verifies if so.
    */
   changedSince(key: string, since: number): boolean {
     if (since <= this.#forgottenBefore) return true;

@@ -1,20 +1,21 @@
-import { monotonic } from '../clock.ts';
-import { keyFor } from '../context.ts';
-import { ConnectionClosedError, RedisUnavailableError, toLeaseholdError, toOutcomes } from '../errors.ts';
-import { Lease, type LeaseCore, type LeaseInit } from '../lease.ts';
+import type { ScriptCall } from '../driver/types.ts';
+import { keyFor } from '../engine/context.ts';
+import type { Engine } from '../engine/engine.ts';
+import type { Holding } from '../engine/held.ts';
+import { toFence, toNumber } from '../engine/replies.ts';
+import { ms, type Spec } from '../engine/spec.ts';
+import type { WaitSpec } from '../engine/waiting.ts';
+import { ConnectionClosedError, RedisUnavailableError } from '../errors.ts';
+import { Lease, type LeaseInit } from '../lease.ts';
 import {
   type AcquireOptions,
   checkAcquireOptions,
+  checkElectionValue,
   checkKnownKeys,
   checkObject,
   checkSignal,
-  fail,
-} from '../options.ts';
-import { stamp } from '../owner.ts';
+} from '../options/index.ts';
 import { loadScript } from '../scripts/index.ts';
-import type { Attempt } from '../wait-queue.ts';
-import type { Keeper } from './keeper.ts';
-import { pair, toFence, toNumber } from './replies.ts';
 
 const scripts = {
   campaign: loadScript('election-campaign'),
@@ -28,8 +29,6 @@ const scripts = {
 const LOG_LENGTH = '1000';
 /** Entries an observer reads per round trip. */
 const BATCH = 100;
-/** Longest value accepted, in characters. */
-const MAX_VALUE = 65_536;
 
 /** The current leader: the value it proclaimed and its term's fencing token. */
 export interface Leader {
@@ -46,13 +45,6 @@ export type LeadershipChange =
   | { type: 'elected' | 'proclaimed'; leader: Leader; fencingToken: bigint }
   | { type: 'vacant'; leader: undefined; fencingToken: bigint };
 
-function checkValue(value: unknown): string {
-  if (typeof value !== 'string' || value.length > MAX_VALUE) {
-    fail('value', `a string of at most ${MAX_VALUE} characters`, value);
-  }
-  return value;
-}
-
 const text = (v: unknown): string => (v instanceof Uint8Array ? Buffer.from(v).toString() : String(v));
 
 /**
@@ -60,19 +52,19 @@ const text = (v: unknown): string => (v instanceof Uint8Array ? Buffer.from(v).t
  * value it proclaims. `resign()` is `release()`.
  */
 export class Term extends Lease {
-  readonly #core: ElectionCore;
+  readonly #spec: ElectionSpec;
 
   /** @internal */
-  constructor(init: LeaseInit, core: ElectionCore) {
+  constructor(init: LeaseInit, spec: ElectionSpec) {
     super(init);
-    this.#core = core;
+    this.#spec = spec;
   }
 
   /** Publishes a new value for this term; observers see it as a `proclaimed` change. */
   async proclaim(value: string): Promise<void> {
-    checkValue(value);
+    checkElectionValue(value);
     if (this.done) throw this.signal.reason;
-    if (!(await this.#core.proclaim(this, value))) {
+    if (!(await this.#spec.proclaim(this, value))) {
       this.lose('taken', 'no longer the leader when proclaiming');
       throw this.signal.reason;
     }
@@ -84,20 +76,27 @@ export class Term extends Lease {
   }
 }
 
+interface ElectionKeys {
+  leader: string;
+  fence: string;
+  log: string;
+}
+
 /**
- * Redis side of every election of one Leasehold instance: the leader is a hash with a TTL,
- * and every change is appended to a stream, so observers read each change once and in order.
+ * The election as a spec: the leader is a hash with a TTL, and every change is appended to a
+ * stream, so observers read each change once and in order. The request is the value to proclaim.
+ * One per Leasehold instance (its Terms proclaim through it).
  * @internal
  */
-export class ElectionCore implements LeaseCore {
-  readonly #keeper: Keeper;
+export class ElectionSpec implements Spec<ElectionKeys, string> {
+  readonly operation = 'campaign';
+  readonly #engine: Engine;
 
-  constructor(keeper: Keeper) {
-    this.#keeper = keeper;
+  constructor(engine: Engine) {
+    this.#engine = engine;
   }
 
-  keys(name: string): { leader: string; fence: string; log: string } {
-    const { prefix } = this.#keeper.ctx;
+  keys(prefix: string, name: string): ElectionKeys {
     return {
       leader: keyFor(prefix, name, 'election'),
       fence: keyFor(prefix, name, 'election:fence'),
@@ -105,83 +104,67 @@ export class ElectionCore implements LeaseCore {
     };
   }
 
-  async campaign(name: string, value: string, ttl: number, owner?: string): Promise<Attempt<Lease>> {
-    const k = this.keys(name);
-    const token = stamp(owner ?? this.#keeper.ctx.owner);
-    const sentAt = monotonic();
-    const reply = await this.#keeper.run(
-      this.#keeper.ctx.driver.eval({
-        script: scripts.campaign,
-        keys: [k.leader, k.fence, k.log],
-        args: [token, value, String(Math.ceil(ttl)), LOG_LENGTH],
-      }),
-      'campaign',
-    );
-    const [ok, result] = pair(reply, 'election-campaign');
-    if (ok !== 1) return { retryIn: this.#keeper.retryIn(toNumber(result), ttl) };
-    const lease = this.#keeper.hold(
-      { name, stored: token, fencingToken: toFence(result), ttl, sentAt, core: this },
-      { key: k.leader, policy: 'verify', wake: [k.leader, k.log] },
-      (init) => new Term(init, this),
-    );
-    this.#keeper.wake(k.log);
-    return { acquired: lease };
+  acquire(k: ElectionKeys, stored: string, ttl: number, value: string): ScriptCall {
+    return {
+      script: scripts.campaign,
+      keys: [k.leader, k.fence, k.log],
+      args: [stored, value, ms(ttl), LOG_LENGTH],
+    };
   }
 
-  extendMany(items: readonly { lease: Lease; ttl: number }[]): Promise<(boolean | Error)[]> {
-    const calls = items.map(({ lease, ttl }) => ({
-      script: scripts.extend,
-      keys: [this.keys(lease.name).leader],
-      args: [lease.stored, String(Math.ceil(ttl))],
-    }));
-    return this.#keeper.ctx.driver.evalMany(calls).then((results) => toOutcomes(results, 'extend'));
+  extend(k: ElectionKeys, stored: string, ttl: number): ScriptCall {
+    return { script: scripts.extend, keys: [k.leader], args: [stored, ms(ttl)] };
   }
 
-  async release(lease: Lease): Promise<boolean> {
-    const k = this.keys(lease.name);
-    const reply = await this.#keeper.ctx.driver
-      .eval({ script: scripts.resign, keys: [k.leader, k.log], args: [lease.stored, LOG_LENGTH] })
-      .catch((error: unknown) => {
-        throw toLeaseholdError(error, 'resign');
-      });
-    return reply === 1;
+  release(k: ElectionKeys, stored: string): ScriptCall {
+    return { script: scripts.resign, keys: [k.leader, k.log], args: [stored, LOG_LENGTH] };
+  }
+
+  holding(k: ElectionKeys): Holding {
+    return { key: k.leader, policy: 'verify', wake: [k.leader, k.log] };
+  }
+
+  waiting(k: ElectionKeys): WaitSpec {
+    return { key: k.leader, watch: [k.leader], shared: false };
+  }
+
+  /** Observers in this process hear of the new term at once (no push for our own writes). */
+  granted(_lease: Lease, k: ElectionKeys): readonly string[] {
+    return [k.log];
+  }
+
+  make(init: LeaseInit): Lease {
+    return new Term(init, this);
   }
 
   async proclaim(lease: Lease, value: string): Promise<boolean> {
-    const k = this.keys(lease.name);
-    const reply = await this.#keeper.run(
-      this.#keeper.ctx.driver.eval({
-        script: scripts.proclaim,
-        keys: [k.leader, k.log],
-        args: [lease.stored, value, LOG_LENGTH],
-      }),
-      'proclaim',
-    );
-    this.#keeper.wake(k.log);
+    const k = this.keys(this.#engine.prefix, lease.name);
+    const call = {
+      script: scripts.proclaim,
+      keys: [k.leader, k.log],
+      args: [lease.stored, value, LOG_LENGTH],
+    };
+    const reply = await this.#engine.eval(this, call, 'proclaim');
+    this.#engine.wake(k.log);
     return reply === 1;
   }
 
   async leader(name: string): Promise<Leader | undefined> {
-    if (this.#keeper.ctx.closed) throw new ConnectionClosedError();
-    const reply = await this.#keeper.run(
-      this.#keeper.ctx.driver.command(['HMGET', this.keys(name).leader, 'value', 'fence']),
-      'leader',
-    );
+    const args = ['HMGET', this.keys(this.#engine.prefix, name).leader, 'value', 'fence'];
+    const reply = await this.#engine.command(this, args, 'leader');
     if (!Array.isArray(reply) || reply[1] === null || reply[1] === undefined) return undefined;
     return { value: text(reply[0]), fencingToken: toFence(text(reply[1])) };
   }
 
   /** Changes after entry `after` ('' for the latest one) and the leader's remaining TTL. */
   async read(name: string, after: string): Promise<{ changes: [string, LeadershipChange][]; pttl: number }> {
-    const k = this.keys(name);
-    const reply = await this.#keeper.run(
-      this.#keeper.ctx.driver.eval({
-        script: scripts.observe,
-        keys: [k.leader, k.log],
-        args: [after, String(BATCH), LOG_LENGTH],
-      }),
-      'observe',
-    );
+    const k = this.keys(this.#engine.prefix, name);
+    const call = {
+      script: scripts.observe,
+      keys: [k.leader, k.log],
+      args: [after, String(BATCH), LOG_LENGTH],
+    };
+    const reply = await this.#engine.eval(this, call, 'observe');
     const [entries, pttl] = reply as [[unknown, unknown[]][], unknown];
     const changes = entries.map(([id, fields]): [string, LeadershipChange] => {
       const f: Record<string, string> = {};
@@ -210,14 +193,14 @@ export class ElectionCore implements LeaseCore {
 export class Election {
   /** The election's name. */
   readonly name: string;
-  readonly #keeper: Keeper;
-  readonly #core: ElectionCore;
+  readonly #engine: Engine;
+  readonly #spec: ElectionSpec;
   readonly #defaults: { ttl: number };
 
   /** @internal Use `lh.election(name)`. */
-  constructor(keeper: Keeper, core: ElectionCore, name: string, defaults: { ttl: number }) {
-    this.#keeper = keeper;
-    this.#core = core;
+  constructor(engine: Engine, spec: ElectionSpec, name: string, defaults: { ttl: number }) {
+    this.#engine = engine;
+    this.#spec = spec;
     this.name = name;
     this.#defaults = defaults;
   }
@@ -228,13 +211,9 @@ export class Election {
    */
   campaign(value: string, options?: AcquireOptions): Promise<Term> {
     try {
-      checkValue(value);
+      checkElectionValue(value);
       const valid = checkAcquireOptions(options, this.#defaults);
-      const k = this.#core.keys(this.name);
-      const queue = { key: k.leader, watch: [k.leader], shared: false };
-      return this.#keeper.wait(this.name, queue, valid, () =>
-        this.#core.campaign(this.name, value, valid.ttl, valid.owner),
-      ) as Promise<Term>;
+      return this.#engine.acquire(this.#spec, this.name, value, valid) as Promise<Term>;
     } catch (error) {
       return Promise.reject(error);
     }
@@ -242,7 +221,7 @@ export class Election {
 
   /** The current leader, or undefined when nobody leads. */
   leader(): Promise<Leader | undefined> {
-    return this.#core.leader(this.name);
+    return this.#spec.leader(this.name);
   }
 
   /**
@@ -258,10 +237,10 @@ export class Election {
   }
 
   async *#observe(signal: AbortSignal | undefined): AsyncGenerator<LeadershipChange, void, undefined> {
-    const keeper = this.#keeper;
-    if (keeper.ctx.closed) throw new ConnectionClosedError();
+    const engine = this.#engine;
+    if (engine.closed) throw new ConnectionClosedError();
     signal?.throwIfAborted();
-    const { log } = this.#core.keys(this.name);
+    const { log } = this.#spec.keys(engine.prefix, this.name);
     let pending = true;
     let closed = false;
     let resume: (() => void) | undefined;
@@ -269,9 +248,11 @@ export class Election {
       pending = true;
       resume?.();
     };
-    const unwatch = keeper.ctx.dispatcher.watch(log, { onChange: wake });
-    const unwake = keeper.onWake(log, wake);
-    const unclose = keeper.onClose(() => {
+    // Not a waiter for a lease but a reader of the change log: it shares the engine's pushes,
+    // local wakes and close(), not its wait queues (nothing is acquired, nothing to hand over).
+    const unwatch = engine.watch(log, wake);
+    const unwake = engine.onWake(log, wake);
+    const unclose = engine.onClose(() => {
       closed = true;
       wake();
     });
@@ -296,12 +277,12 @@ export class Election {
           continue;
         }
         pending = false;
-        let batch: Awaited<ReturnType<ElectionCore['read']>>;
+        let batch: Awaited<ReturnType<ElectionSpec['read']>>;
         try {
-          batch = await this.#core.read(this.name, after);
+          batch = await this.#spec.read(this.name, after);
         } catch (error) {
           if (!(error instanceof RedisUnavailableError)) throw error;
-          sleep = keeper.ctx.retryDelay;
+          sleep = engine.retryDelay;
           continue;
         }
         // An empty log at the start: from now on read every entry from its beginning.
@@ -312,7 +293,7 @@ export class Election {
         }
         if (batch.changes.length >= BATCH) pending = true;
         const untilExpiry = batch.pttl >= 0 ? batch.pttl + 1 : Number.POSITIVE_INFINITY;
-        sleep = keeper.ctx.driver.tracking ? untilExpiry : Math.min(untilExpiry, keeper.ctx.retryDelay);
+        sleep = engine.tracking(this.#spec) ? untilExpiry : Math.min(untilExpiry, engine.retryDelay);
       }
     } finally {
       clearTimeout(timer);

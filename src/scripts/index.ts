@@ -48,6 +48,5 @@ export const scripts = {
   release: loadScript('release'),
   fenceRaise: loadScript('fence-raise'),
   canary: loadScript('canary'),
-  quorumExtend: loadScript('quorum-extend'),
   quorumRestore: loadScript('quorum-restore'),
 };

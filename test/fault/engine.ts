@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { checkConnectOptions } from '../../src/connect-options.ts';
+import { checkConnectOptions } from '../../src/options/index.ts';
 import { RedisCluster } from '../harness/cluster.ts';
 import { FakeClock } from '../harness/fake-clock.ts';
 import { hostNow } from '../harness/host-clock.ts';

@@ -1,5 +1,6 @@
 import { after, before } from 'node:test';
 import { type ConnectOptions, Leasehold } from '../../src/index.ts';
+import { FaultProxy } from './proxy.ts';
 import { RedisServer } from './redis-server.ts';
 
 /** The driver and notification mode this test run uses (scripts/test.mjs runs the matrix). */
@@ -54,22 +55,36 @@ export const lockKey = (prefix: string, name: string): string => `${prefix}:{${n
 export interface TestRedis {
   /** The file's own redis-server (started in `before`). */
   readonly server: RedisServer;
+  /** A fault proxy in front of it, when `useRedis({ proxy: true })` asked for one. */
+  readonly proxy: FaultProxy;
   /** A Leasehold on it in this run's mode, closed after the file's tests. */
   instance(prefix: string, ttl?: number, options?: ConnectOptions): Promise<Leasehold>;
+}
+
+/** What a test file needs around its redis-server. */
+export interface UseRedisOptions {
+  /** Start a FaultProxy in front of the server (`redis.proxy`), stopped before it. */
+  proxy?: boolean;
+  /** Runs once the server is up, before the file's tests (an ACL user, say). */
+  prepare?: (server: RedisServer) => Promise<unknown>;
 }
 
 /**
  * One redis-server for the calling test file, started before its tests and stopped after them,
  * and the Leasehold instances made with `instance()`, closed before it stops. Call at top level.
  */
-export function useRedis(): TestRedis {
+export function useRedis(options: UseRedisOptions = {}): TestRedis {
   let server: RedisServer | undefined;
+  let proxy: FaultProxy | undefined;
   const open: Leasehold[] = [];
   before(async () => {
     server = await RedisServer.start();
+    if (options.proxy === true) proxy = await FaultProxy.start(server.port);
+    await options.prepare?.(server);
   });
   after(async () => {
     await Promise.all(open.map((lh) => lh.close()));
+    await proxy?.stop();
     await server?.stop();
   });
   const running = (): RedisServer => {
@@ -80,6 +95,10 @@ export function useRedis(): TestRedis {
   return {
     get server() {
       return running();
+    },
+    get proxy() {
+      if (proxy === undefined) throw new Error('useRedis({ proxy: true }) starts the proxy in before()');
+      return proxy;
     },
     async instance(prefix, ttl = 1_000, options = {}) {
       const lh = await connect(running(), { prefix, ttl, ...options });

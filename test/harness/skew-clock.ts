@@ -1,6 +1,6 @@
 // A skewed clock for one process, loaded before anything else with
 // `node --import tsx --import ./test/harness/skew-clock.ts worker.ts` (Worker's `execArgv`).
-// leasehold reads time only through src/clock.ts (performance.now) and Date.now (lease.expiresAt),
+// leasehold reads time only through src/engine/clock.ts (performance.now) and Date.now (lease.expiresAt),
 // so patching those two is "skewing the clock where the library reads time", without touching src/.
 //
 //   LEASEHOLD_SKEW_RATE    how fast the skewed clock runs: 0.5 = half speed, 2 = double. @default 1

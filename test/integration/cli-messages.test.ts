@@ -6,20 +6,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { after, before, describe, test } from 'node:test';
-import { within } from '../harness/leasehold.ts';
+import { describe, test } from 'node:test';
+import { useRedis, within } from '../harness/leasehold.ts';
 import { reapOnExit } from '../harness/reaper.ts';
-import { RedisServer } from '../harness/redis-server.ts';
 
 const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 
-let server: RedisServer;
-before(async () => {
-  server = await RedisServer.start();
-});
-after(async () => {
-  await server.stop();
-});
+const redis = useRedis();
 
 interface Outcome {
   code: number;
@@ -86,7 +79,7 @@ describe('leasehold CLI messages', () => {
   });
 
   test('demo prints its first section heading before the first worker event', async () => {
-    const { stdout } = await leasehold(['demo'], { REDIS_URL: server.url }, 'holds the lock');
+    const { stdout } = await leasehold(['demo'], { REDIS_URL: redis.server.url }, 'holds the lock');
     const heading = stdout.indexOf('1. Contention');
     assert.ok(heading !== -1 && heading < stdout.indexOf('holds the lock'), stdout);
   });

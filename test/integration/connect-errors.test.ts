@@ -4,22 +4,25 @@
 // down times out with the connection failure as its cause, and an outage is one 'disconnected'
 // and one 'reconnected', not one per reconnect attempt.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConnectError, Leasehold, LockTimeoutError } from '../../src/index.ts';
-import { connect, mode, testDriver, testNotifications, uniquePrefix, within } from '../harness/leasehold.ts';
+import {
+  connect,
+  mode,
+  testDriver,
+  testNotifications,
+  uniquePrefix,
+  useRedis,
+  within,
+} from '../harness/leasehold.ts';
 import { freePort } from '../harness/ports.ts';
 import { FaultProxy } from '../harness/proxy.ts';
-import { RedisServer } from '../harness/redis-server.ts';
 import { command } from '../harness/resp.ts';
 
-let server: RedisServer;
-before(async () => {
-  server = await RedisServer.start();
-  await command(server.port, ['ACL', 'SETUSER', 'someone', 'on', '>right', '~*', '&*', '+@all']);
-});
-after(async () => {
-  await server.stop();
+const redis = useRedis({
+  prepare: (server) =>
+    command(server.port, ['ACL', 'SETUSER', 'someone', 'on', '>right', '~*', '&*', '+@all']),
 });
 
 /** connect() with a connect timeout so long that only failing fast can pass within the test. */
@@ -55,21 +58,21 @@ describe(`connection failures say why (${mode})`, () => {
   });
 
   test('a database index the server does not have: its refusal, on both drivers', async () => {
-    const error = await connectError(`${server.url}/99`);
+    const error = await connectError(`${redis.server.url}/99`);
     assert.match(String((error.cause as Error).message), /DB index/);
   });
 
   test('a wrong password: WRONGPASS, and the password is not in the message', async () => {
-    const error = await connectError(`redis://someone:wrong@127.0.0.1:${server.port}`);
+    const error = await connectError(`redis://someone:wrong@127.0.0.1:${redis.server.port}`);
     assert.match(String((error.cause as Error).message), /WRONGPASS/);
     assert.doesNotMatch(error.message, /wrong@/);
   });
 
   test('a waiter whose Redis is down times out with the connection failure as the cause', async () => {
-    await using proxy = await FaultProxy.start(server.port);
+    await using proxy = await FaultProxy.start(redis.server.port);
     const prefix = uniquePrefix('down');
-    const holder = await connect(server, { prefix, ttl: 10_000 });
-    const lh = await connect(server, { url: proxy.url, prefix, retryDelay: 20 });
+    const holder = await connect(redis.server, { prefix, ttl: 10_000 });
+    const lh = await connect(redis.server, { url: proxy.url, prefix, retryDelay: 20 });
     const lease = await holder.acquire('job');
     await proxy.cut(true);
     const error = await lh.acquire('job', { timeout: 400 }).catch((e: unknown) => e);
@@ -82,8 +85,8 @@ describe(`connection failures say why (${mode})`, () => {
   });
 
   test("an outage is one 'disconnected' and one 'reconnected', however many attempts fail", async () => {
-    await using proxy = await FaultProxy.start(server.port);
-    const lh = await connect(server, { url: proxy.url, prefix: uniquePrefix('outage') });
+    await using proxy = await FaultProxy.start(redis.server.port);
+    const lh = await connect(redis.server, { url: proxy.url, prefix: uniquePrefix('outage') });
     const events: string[] = [];
     lh.on('disconnected', ({ error }) =>
       events.push(`disconnected:${error === undefined ? 'no error' : 'error'}`),

@@ -2,23 +2,15 @@
 // as a user allowed CLIENT TRACKING and once as one denied it by ACL.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { addUserWithoutTracking } from '../harness/acl.ts';
-import { mode, testDriver, tracking } from '../harness/leasehold.ts';
-import { RedisServer } from '../harness/redis-server.ts';
+import { mode, testDriver, tracking, useRedis } from '../harness/leasehold.ts';
 import { redisServerVersion } from '../harness/server-binary.ts';
 
 const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 
-let server: RedisServer;
-before(async () => {
-  server = await RedisServer.start();
-  await addUserWithoutTracking(server.port);
-});
-after(async () => {
-  await server.stop();
-});
+const redis = useRedis({ prepare: (server) => addUserWithoutTracking(server.port) });
 
 /** Runs `leasehold doctor --json` against `url`; resolves with the exit code and the report. */
 async function doctor(url: string): Promise<{ code: number; report: Record<string, unknown> }> {
@@ -35,7 +27,7 @@ describe(`leasehold doctor (${mode})`, {
   skip: !tracking && 'the CLI does not take a notification mode',
 }, () => {
   test('a server that delivers pushes: tracking, its version and tracking rule, exit 0', async () => {
-    const { code, report } = await doctor(server.url);
+    const { code, report } = await doctor(redis.server.url);
     assert.equal(code, 0);
     assert.equal(report['server'], redisServerVersion());
     assert.equal(report['notifications'], 'tracking');
@@ -47,7 +39,7 @@ describe(`leasehold doctor (${mode})`, {
   });
 
   test('a user denied CLIENT TRACKING: polling, the reason, exit 78; the password is not printed', async () => {
-    const { code, report } = await doctor(`redis://notrack:secret@127.0.0.1:${server.port}`);
+    const { code, report } = await doctor(`redis://notrack:secret@127.0.0.1:${redis.server.port}`);
     assert.equal(code, 78);
     assert.equal(report['notifications'], 'polling');
     assert.match(String(report['reason']), /CLIENT TRACKING refused: NOPERM/);

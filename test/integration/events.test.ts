@@ -3,23 +3,17 @@
 import assert from 'node:assert/strict';
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { once } from 'node:events';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { CHANNELS, resetTelemetry } from '../../src/diagnostics.ts';
 import { type Leasehold, type LeaseholdEvents, LockLostError } from '../../src/index.ts';
-import { aborted, connect, lockKey, mode, uniquePrefix, within } from '../harness/leasehold.ts';
+import { aborted, connect, lockKey, mode, uniquePrefix, useRedis, within } from '../harness/leasehold.ts';
 import { RedisServer } from '../harness/redis-server.ts';
 import { command } from '../harness/resp.ts';
 
 type EventName = keyof LeaseholdEvents;
 const EVENTS = Object.keys(CHANNELS) as EventName[];
 
-let server: RedisServer;
-before(async () => {
-  server = await RedisServer.start();
-});
-after(async () => {
-  await server.stop();
-});
+const redis = useRedis();
 
 /** Records every event of `lh` and every channel message about it, in arrival order. */
 function record(lh: Leasehold): { log: string[]; messages: Record<string, unknown>[]; stop(): void } {
@@ -56,7 +50,7 @@ const collapse = (log: string[]): string[] => log.filter((entry, i) => entry !==
 describe(`events and diagnostics channels (${mode})`, () => {
   test('acquired, extended, lost, acquired, released: each channel message right before its event', async () => {
     const prefix = uniquePrefix('ev');
-    const lh = await connect(server, { prefix, ttl: 300 });
+    const lh = await connect(redis.server, { prefix, ttl: 300 });
     const rec = record(lh);
     try {
       const first = await lh.acquire('job');
@@ -68,7 +62,7 @@ describe(`events and diagnostics channels (${mode})`, () => {
       assert.equal(extended.ttl, 300);
       assert.ok(extended.expiresAt > Date.now());
 
-      await command(server.port, ['DEL', lockKey(prefix, 'job')]);
+      await command(redis.server.port, ['DEL', lockKey(prefix, 'job')]);
       const [lost] = (await within(once(lh, 'lost'), 2_000, 'loss after an external DEL')) as [
         LeaseholdEvents['lost'],
       ];
@@ -151,7 +145,7 @@ describe(`events and diagnostics channels (${mode})`, () => {
     api.metrics.disable();
     api.metrics.setGlobalMeterProvider({ getMeter: () => meter });
     resetTelemetry();
-    const lh = await connect(server, { prefix: uniquePrefix('otel'), ttl: 300 });
+    const lh = await connect(redis.server, { prefix: uniquePrefix('otel'), ttl: 300 });
     try {
       const lease = await lh.acquire('job');
       await within(once(lh, 'extended'), 2_000, 'automatic extension');

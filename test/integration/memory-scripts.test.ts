@@ -69,10 +69,10 @@ const steps: Step[] = [
   s('extend', ['m'], 'o4', TTL),
   c('PTTL', 'm'),
   // quorum mode
-  s('quorum-extend', ['m'], 'o4', TTL),
-  s('quorum-extend', ['m'], 'o5', TTL),
+  s('extend', ['m'], 'o4', TTL),
+  s('extend', ['m'], 'o5', TTL),
   c('DEL', 'm'),
-  s('quorum-extend', ['m'], 'o4', TTL),
+  s('extend', ['m'], 'o4', TTL),
   s('quorum-restore', mutex, 'o4', TTL, '6000000000000000'),
   s('quorum-restore', mutex, 'o5', TTL, '7000000000000000'),
   c('GET', 'm:fence'),

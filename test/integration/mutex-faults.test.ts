@@ -1,30 +1,16 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Leasehold, LockLostError } from '../../src/index.ts';
-import { aborted, connect, lockKey, mode, tracking, uniquePrefix, within } from '../harness/leasehold.ts';
+import { aborted, lockKey, mode, tracking, uniquePrefix, useRedis, within } from '../harness/leasehold.ts';
 import { FaultProxy } from '../harness/proxy.ts';
-import { RedisServer } from '../harness/redis-server.ts';
 import { command, pipeline } from '../harness/resp.ts';
 import { Worker } from '../harness/worker.ts';
 
 // Each test gets its own server: they kill connections, flush and restart it.
-let server: RedisServer;
-const open: Leasehold[] = [];
-before(async () => {
-  server = await RedisServer.start();
-});
-after(async () => {
-  await Promise.all(open.map((lh) => lh.close()));
-  await server.stop();
-});
-
-async function instance(prefix: string, ttl: number): Promise<Leasehold> {
-  const lh = await connect(server, { prefix, ttl });
-  open.push(lh);
-  return lh;
-}
+const redis = useRedis();
+const { instance } = redis;
 
 /** Blocks this process's event loop, as a long GC pause or a CPU-bound callback would. */
 function stall(ms: number): void {
@@ -35,8 +21,8 @@ describe(`mutex under faults (${mode})`, () => {
   /** Kills every client connection but the one asking (SKIPME), as a network blip would. */
   async function killConnections(...instances: Leasehold[]): Promise<void> {
     const reconnected = Promise.all(instances.map((lh) => once(lh, 'reconnected')));
-    await command(server.port, ['CLIENT', 'KILL', 'TYPE', 'normal']);
-    await command(server.port, ['CLIENT', 'KILL', 'TYPE', 'pubsub']);
+    await command(redis.server.port, ['CLIENT', 'KILL', 'TYPE', 'normal']);
+    await command(redis.server.port, ['CLIENT', 'KILL', 'TYPE', 'pubsub']);
     await within(reconnected, 5_000, 'every instance reconnects');
   }
 
@@ -49,7 +35,7 @@ describe(`mutex under faults (${mode})`, () => {
     // Another instance waits for the lease: after the reconnect the holder gives its key back,
     // so the waiter gets in at once instead of after the 6 s TTL.
     const waitingForHeld = waiter.acquire('held', { timeout: 4_000 });
-    await command(server.port, ['SET', lockKey(prefix, 'foreign'), 'another-program', 'PX', '20000']);
+    await command(redis.server.port, ['SET', lockKey(prefix, 'foreign'), 'another-program', 'PX', '20000']);
     const waitingForForeign = waiter.acquire('foreign', { timeout: 15_000 });
     await sleep(30);
     await killConnections(holder, waiter);
@@ -61,21 +47,20 @@ describe(`mutex under faults (${mode})`, () => {
 
     // Tracking was re-armed: a new holder hears of a DEL, a waiter of a foreign release.
     const fresh = await holder.acquire('fresh');
-    await command(server.port, ['DEL', lockKey(prefix, 'fresh')]);
+    await command(redis.server.port, ['DEL', lockKey(prefix, 'fresh')]);
     assert.ok(
       (await within(aborted(fresh.signal), 1_500, 'holder notices the DEL')) instanceof LockLostError,
     );
-    await command(server.port, ['DEL', lockKey(prefix, 'foreign')]);
+    await command(redis.server.port, ['DEL', lockKey(prefix, 'foreign')]);
     const acquired = await within(waitingForForeign, tracking ? 500 : 1_000, 'waiter wakes on the release');
     await acquired.release();
   });
 
   // Regression: release() of a lease already lost to a disconnect threw while Redis was down.
   test('release() of a lease lost to a disconnect answers false while Redis is unreachable', async () => {
-    await using proxy = await FaultProxy.start(server.port);
+    await using proxy = await FaultProxy.start(redis.server.port);
     const prefix = uniquePrefix();
-    const lh = await connect(server, { url: proxy.url, prefix, ttl: 5_000 });
-    open.push(lh);
+    const lh = await instance(prefix, 5_000, { url: proxy.url });
     const lease = await lh.acquire('gone');
     await proxy.cut(true);
     const reason = await within(aborted(lease.signal), 2_000, 'the disconnect aborts the holder');
@@ -87,13 +72,12 @@ describe(`mutex under faults (${mode})`, () => {
 
   test("onDisconnect 'reverify': a lease whose key is still ours survives a reconnect", async () => {
     const prefix = uniquePrefix();
-    const holder = await connect(server, { prefix, ttl: tracking ? 6_000 : 300, onDisconnect: 'reverify' });
-    open.push(holder);
+    const holder = await instance(prefix, tracking ? 6_000 : 300, { onDisconnect: 'reverify' });
     const lease = await holder.acquire('kept');
     await killConnections(holder);
     await sleep(50);
     assert.equal(lease.lost, false, 'a reconnect alone does not lose a lease whose key is still ours');
-    await command(server.port, ['DEL', lockKey(prefix, 'kept')]);
+    await command(redis.server.port, ['DEL', lockKey(prefix, 'kept')]);
     assert.ok(
       (await within(aborted(lease.signal), 1_500, 'holder notices the DEL')) instanceof LockLostError,
     );
@@ -106,7 +90,7 @@ describe(`mutex under faults (${mode})`, () => {
     const lease = await holder.acquire('restart');
     const waiting = waiter.acquire('restart', { timeout: 15_000 });
     await sleep(30);
-    await server.restart();
+    await redis.server.restart();
     const reason = await within(aborted(lease.signal), 5_000, 'holder aborts after the restart');
     assert.ok(reason instanceof LockLostError);
     const next = await within(waiting, 8_000, 'waiter acquires after the restart');
@@ -119,13 +103,13 @@ describe(`mutex under faults (${mode})`, () => {
     // 20k unrelated keys with TTLs: Redis's active expiry then reports a lapsed lock late.
     for (let batch = 0; batch < 20; batch++) {
       await pipeline(
-        server.port,
+        redis.server.port,
         Array.from({ length: 1_000 }, (_, i) => ['SET', `noise:${batch}:${i}`, 'x', 'PX', '600000']),
         10_000,
       );
     }
     const holder = await Worker.start(new URL('./workers/holder.ts', import.meta.url).pathname, {
-      args: [server.url, prefix, 'crash', '1000'],
+      args: [redis.server.url, prefix, 'crash', '1000'],
     });
     try {
       await holder.next((m) => m['type'] === 'holding', 20_000);
@@ -134,7 +118,7 @@ describe(`mutex under faults (${mode})`, () => {
       await sleep(50);
       await holder.kill('SIGKILL');
       const killedAt = performance.now();
-      const pttl = Number(await command(server.port, ['PTTL', lockKey(prefix, 'crash')]));
+      const pttl = Number(await command(redis.server.port, ['PTTL', lockKey(prefix, 'crash')]));
       const lease = await waiting;
       const waited = performance.now() - killedAt;
       assert.ok(pttl > 0, `the dead holder's key was still alive (${pttl})`);
@@ -142,7 +126,7 @@ describe(`mutex under faults (${mode})`, () => {
       await lease.release();
     } finally {
       await holder.stop();
-      await command(server.port, ['FLUSHALL']);
+      await command(redis.server.port, ['FLUSHALL']);
     }
   });
 

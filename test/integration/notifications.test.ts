@@ -6,23 +6,15 @@
 import assert from 'node:assert/strict';
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { once } from 'node:events';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { CHANNELS } from '../../src/diagnostics.ts';
 import { type Leasehold, type LeaseholdEvents, NotificationsError } from '../../src/index.ts';
 import { addUserWithoutTracking } from '../harness/acl.ts';
-import { connect, mode, testDriver, tracking, uniquePrefix, within } from '../harness/leasehold.ts';
+import { connect, mode, testDriver, tracking, uniquePrefix, useRedis, within } from '../harness/leasehold.ts';
 import { FaultProxy } from '../harness/proxy.ts';
-import { RedisServer } from '../harness/redis-server.ts';
 import { redisServerVersion } from '../harness/server-binary.ts';
 
-let server: RedisServer;
-before(async () => {
-  server = await RedisServer.start();
-  await addUserWithoutTracking(server.port);
-});
-after(async () => {
-  await server.stop();
-});
+const redis = useRedis({ prepare: (server) => addUserWithoutTracking(server.port) });
 
 type Change = LeaseholdEvents['notifications'];
 
@@ -35,7 +27,7 @@ async function open(
   const channel: unknown[] = [];
   const onMessage = (message: unknown) => channel.push(message);
   diagnosticsChannel.subscribe(CHANNELS.notifications, onMessage);
-  const lh = await connect(server, { url, notifications, prefix, retryDelay: 50 });
+  const lh = await connect(redis.server, { url, notifications, prefix, retryDelay: 50 });
   const changes: Change[] = [];
   lh.on('notifications', (change) => changes.push(change));
   after(() => diagnosticsChannel.unsubscribe(CHANNELS.notifications, onMessage));
@@ -47,7 +39,7 @@ async function open(
  * 200 ms; the waiter must get it long before that TTL. Only a push or polling can wake it.
  */
 async function waiterWakes(waiter: Leasehold, prefix: string): Promise<void> {
-  const holder = await connect(server, { prefix, ttl: 20_000 });
+  const holder = await connect(redis.server, { prefix, ttl: 20_000 });
   try {
     const lease = await holder.acquire('job');
     const waiting = waiter.acquire('job', { timeout: 5_000, ttl: 1_000 });
@@ -69,7 +61,7 @@ describe(`notifications are proven by a canary (${mode})`, {
   skip: !tracking && 'polling mode proves nothing',
 }, () => {
   test('a direct connection proves its pushes and reports the server tracking rule', async () => {
-    const { lh, changes } = await open(server.url, 'auto');
+    const { lh, changes } = await open(redis.server.url, 'auto');
     assert.equal(lh.notifications, 'tracking');
     assert.equal(lh.stats.notifications, 'tracking');
     assert.equal(lh.stats.driver, testDriver);
@@ -81,7 +73,7 @@ describe(`notifications are proven by a canary (${mode})`, {
   });
 
   test("an ACL without client|tracking: 'auto' polls, says so once, and a waiter still wakes", async () => {
-    const url = `redis://notrack:secret@127.0.0.1:${server.port}`;
+    const url = `redis://notrack:secret@127.0.0.1:${redis.server.port}`;
     const prefix = uniquePrefix('acl');
     const { lh, changes, channel } = await open(url, 'auto', prefix);
     assert.equal(lh.notifications, 'polling');
@@ -97,7 +89,7 @@ describe(`notifications are proven by a canary (${mode})`, {
   });
 
   test("an ACL without client|tracking: 'tracking' rejects connect() with NotificationsError", async () => {
-    const url = `redis://notrack:secret@127.0.0.1:${server.port}`;
+    const url = `redis://notrack:secret@127.0.0.1:${redis.server.port}`;
     await assert.rejects(open(url, 'tracking'), (error: unknown) => {
       assert.ok(error instanceof NotificationsError);
       assert.equal(error.code, 'LEASEHOLD_ERR_NOTIFICATIONS');
@@ -107,7 +99,7 @@ describe(`notifications are proven by a canary (${mode})`, {
   });
 
   test("a proxy that drops pushes: 'auto' polls and a waiter still wakes; 'tracking' refuses", async () => {
-    await using proxy = await FaultProxy.start(server.port);
+    await using proxy = await FaultProxy.start(redis.server.port);
     proxy.dropPushes(true);
     const prefix = uniquePrefix('drop');
     const { lh, changes } = await open(proxy.url, 'auto', prefix);
@@ -125,7 +117,7 @@ describe(`notifications are proven by a canary (${mode})`, {
   });
 
   test('after every reconnect the canary runs again: the mode follows what it proves', async () => {
-    await using proxy = await FaultProxy.start(server.port);
+    await using proxy = await FaultProxy.start(redis.server.port);
     const { lh, changes } = await open(proxy.url, 'auto');
     assert.equal(lh.notifications, 'tracking');
     proxy.dropPushes(true);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
@@ -12,22 +12,16 @@ import {
   testNotifications,
   tracking,
   uniquePrefix,
+  useRedis,
   within,
 } from '../harness/leasehold.ts';
 import { until } from '../harness/poll.ts';
-import { RedisServer } from '../harness/redis-server.ts';
 import { command } from '../harness/resp.ts';
 
-let server: RedisServer;
-before(async () => {
-  server = await RedisServer.start();
-});
-after(async () => {
-  await server.stop();
-});
+const redis = useRedis();
 
 async function clientCount(): Promise<number> {
-  const list = String(await command(server.port, ['CLIENT', 'LIST']));
+  const list = String(await command(redis.server.port, ['CLIENT', 'LIST']));
   // Less the connection that asks.
   return list.trim().split('\n').length - 1;
 }
@@ -35,11 +29,11 @@ async function clientCount(): Promise<number> {
 /** The user's own client of this run's kind, connected. */
 async function userClient(): Promise<{ client: unknown; ping(): Promise<unknown>; close(): Promise<void> }> {
   if (testDriver === 'ioredis') {
-    const client = new Redis(server.url);
+    const client = new Redis(redis.server.url);
     await client.ping();
     return { client, ping: () => client.ping(), close: async () => void client.disconnect() };
   }
-  const client = createClient({ url: server.url });
+  const client = createClient({ url: redis.server.url });
   await client.connect();
   return { client, ping: () => client.ping(), close: async () => client.destroy() };
 }
@@ -50,8 +44,8 @@ describe(`a user's own client (${mode})`, () => {
   test('a client not connected yet is connected by Leasehold.connect() and left open on close', async () => {
     const client =
       testDriver === 'ioredis'
-        ? new Redis(server.url, { lazyConnect: true })
-        : createClient({ url: server.url });
+        ? new Redis(redis.server.url, { lazyConnect: true })
+        : createClient({ url: redis.server.url });
     const lh = await within(
       Leasehold.connect({ client, prefix: uniquePrefix(), notifications: testNotifications }),
       10_000,
@@ -113,15 +107,15 @@ async function exercise(
     );
 
     const lease = await lh.acquire('own');
-    assert.equal(await command(server.port, ['GET', lockKey(prefix, 'own')]), lease.stored);
-    await command(server.port, ['DEL', lockKey(prefix, 'own')]);
+    assert.equal(await command(redis.server.port, ['GET', lockKey(prefix, 'own')]), lease.stored);
+    await command(redis.server.port, ['DEL', lockKey(prefix, 'own')]);
     const reason = await within(aborted(lease.signal), tracking ? 1_000 : 2_000, 'holder notices the DEL');
     assert.ok(reason instanceof LockLostError);
 
-    await command(server.port, ['SET', lockKey(prefix, 'wake'), 'other', 'PX', '10000']);
+    await command(redis.server.port, ['SET', lockKey(prefix, 'wake'), 'other', 'PX', '10000']);
     const waiting = lh.acquire('wake', { timeout: 5_000 });
     await sleep(30);
-    await command(server.port, ['DEL', lockKey(prefix, 'wake')]);
+    await command(redis.server.port, ['DEL', lockKey(prefix, 'wake')]);
     const woke = await within(waiting, tracking ? 500 : 1_000, 'waiter wakes on a foreign release');
     await woke.release();
 

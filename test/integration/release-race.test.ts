@@ -4,37 +4,26 @@
 // Latency through the fault proxy keeps each release in flight long enough for renewals to
 // land inside it; hundreds of releases at random points around the renewal times hit it.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Lease, LockReleasedError } from '../../src/index.ts';
-import { connect, mode, uniquePrefix } from '../harness/leasehold.ts';
-import { FaultProxy } from '../harness/proxy.ts';
-import { RedisServer } from '../harness/redis-server.ts';
+import { connect, mode, uniquePrefix, useRedis } from '../harness/leasehold.ts';
 
-let server: RedisServer;
-let proxy: FaultProxy;
-before(async () => {
-  server = await RedisServer.start();
-  proxy = await FaultProxy.start(server.port);
-});
-after(async () => {
-  await proxy.stop();
-  await server.stop();
-});
+const redis = useRedis({ proxy: true });
 
 const TTL = 150;
 const LEASES = 300;
 
 describe(`release() racing renewals (${mode})`, () => {
   test(`${LEASES} releases timed into renewals: none is lost, every signal says released`, async () => {
-    const lh = await connect(server, { url: proxy.url, prefix: uniquePrefix('race'), ttl: TTL });
+    const lh = await connect(redis.server, { url: redis.proxy.url, prefix: uniquePrefix('race'), ttl: TTL });
     const lost: unknown[] = [];
     let extended = 0;
     lh.on('lost', (event) => lost.push(event));
     lh.on('extended', () => {
       extended += 1;
     });
-    proxy.setLatency(4);
+    redis.proxy.setLatency(4);
     // Renewals run from about TTL/6 after the acquisition, every TTL/3 after that: release at
     // random points across the first three renewal rounds.
     const releaseAt = () => TTL / 8 + Math.random() * TTL;
@@ -47,7 +36,7 @@ describe(`release() racing renewals (${mode})`, () => {
         return { lease, released };
       }),
     );
-    proxy.setLatency(0);
+    redis.proxy.setLatency(0);
     assert.ok(extended > LEASES / 4, `renewals ran during the releases (${extended})`);
     assert.deepEqual(lost, [], 'no lease was reported lost');
     for (const { lease, released } of outcomes) {

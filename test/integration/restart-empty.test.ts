@@ -2,30 +2,21 @@
 // fault matrix (test/fault, scenario restart-empty). Fixed by fencing tokens floored at the
 // server's clock and by leases that abort when their connection drops (onDisconnect: 'abort').
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { type Lease, type Leasehold, LockLostError } from '../../src/index.ts';
-import { aborted, connect, mode, uniquePrefix, within } from '../harness/leasehold.ts';
+import { aborted, mode, uniquePrefix, useRedis, within } from '../harness/leasehold.ts';
 import { FaultProxy } from '../harness/proxy.ts';
-import { RedisServer } from '../harness/redis-server.ts';
 
-let server: RedisServer;
-const open: Leasehold[] = [];
-before(async () => {
-  server = await RedisServer.start();
-});
-after(async () => {
-  await Promise.all(open.map((lh) => lh.close()));
-  await server.stop();
-});
+const redis = useRedis();
+const { instance } = redis;
 
 describe(`Redis restarted empty (${mode})`, () => {
   test('fencing tokens stay above every earlier token for the name', async () => {
     const prefix = uniquePrefix();
-    const lh = await connect(server, { prefix, ttl: 1_000 });
-    open.push(lh);
+    const lh = await instance(prefix, 1_000);
     await (await lh.acquire('fence')).release();
     const before = await lh.acquire('fence');
-    await server.restart();
+    await redis.server.restart();
     assert.ok((await within(aborted(before.signal), 5_000, 'holder aborts')) instanceof LockLostError);
     const after = await within(lh.acquire('fence', { timeout: 5_000 }), 6_000, 'acquire after restart');
     try {
@@ -46,11 +37,10 @@ describe(`Redis restarted empty (${mode})`, () => {
   ];
   for (const [what, take] of primitives) {
     test(`${what}: fencing tokens stay above every earlier token for the name`, async () => {
-      const lh = await connect(server, { prefix: uniquePrefix(), ttl: 1_000 });
-      open.push(lh);
+      const lh = await instance(uniquePrefix(), 1_000);
       await (await take(lh)).release();
       const before = await take(lh);
-      await server.restart();
+      await redis.server.restart();
       await within(aborted(before.signal), 5_000, 'holder aborts');
       const after = await within(take(lh), 6_000, 'acquire after restart');
       try {
@@ -68,14 +58,13 @@ describe(`Redis restarted empty (${mode})`, () => {
     const prefix = uniquePrefix();
     // The holder's round trips are slow, so it reconnects and re-verifies after the waiter has
     // reconnected and acquired: the order a loaded machine produces by chance.
-    await using proxy = await FaultProxy.start(server.port);
-    const holder = await connect(server, { prefix, ttl: 10_000, url: proxy.url });
-    const waiter = await connect(server, { prefix, ttl: 10_000 });
-    open.push(holder, waiter);
+    await using proxy = await FaultProxy.start(redis.server.port);
+    const holder = await instance(prefix, 10_000, { url: proxy.url });
+    const waiter = await instance(prefix, 10_000);
     const lease = await holder.acquire('x');
     proxy.setLatency(300);
     const waiting = waiter.acquire('x', { timeout: 8_000 });
-    await server.restart();
+    await redis.server.restart();
     const next = await within(waiting, 9_000, 'the waiter acquires after the restart');
     try {
       assert.equal(lease.signal.aborted, true, 'two holders trusted their lease at the same time');

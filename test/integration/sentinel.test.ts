@@ -80,6 +80,14 @@ describe(`mutex behind Redis Sentinel (${mode})`, { skip }, () => {
     const forced = await lh.forceAcquire('durable');
     assert.equal(await command(replica!.port, ['GET', lockKey(prefix, 'durable')]), forced.stored);
     await forced.release();
+    // Every primitive's acquisition goes through the same runner, WAIT included.
+    const permit = await lh.semaphore('durable', { limit: 2 }).acquire();
+    const members = await command(replica!.port, ['ZRANGE', `${prefix}:{durable}:sem`, '0', '-1']);
+    assert.deepEqual(members, [`${permit.stored}:1`]);
+    await permit.release();
+    const writer = await lh.readWriteLock('durable').write();
+    assert.equal(await command(replica!.port, ['GET', `${prefix}:{durable}:rw:writer`]), writer.stored);
+    await writer.release();
   });
 
   // Uses the set up: the old master stays dead.
@@ -235,6 +243,21 @@ describe(`mutex behind Redis Sentinel (${mode})`, { skip }, () => {
       assert.equal(error.required, 1);
       assert.ok(performance.now() - started >= timeout - 5, 'WAIT blocked for its timeout');
       assert.equal(await command(master!.port, ['EXISTS', lockKey(prefix, 'dur')]), 0, 'no key left behind');
+    }
+    // The other primitives' acquisitions wait and give back the same way.
+    const others = [
+      { run: () => lh.semaphore('dur', { limit: 1 }).tryAcquire(), key: `${prefix}:{dur}:sem` },
+      { run: () => lh.fairLock('dur').acquire({ timeout: 5_000 }), key: `${prefix}:{dur}:fair` },
+      { run: () => lh.readWriteLock('dur').tryWrite(), key: `${prefix}:{dur}:rw:writer` },
+      { run: () => lh.election('dur').campaign('me', { timeout: 5_000 }), key: `${prefix}:{dur}:election` },
+    ];
+    for (const { run, key } of others) {
+      const error = await run().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.ok(error instanceof DurabilityError, `${key}: DurabilityError expected, got ${String(error)}`);
+      assert.equal(await command(master!.port, ['EXISTS', key]), 0, `${key}: nothing left behind`);
     }
     assert.equal(lh.stats.held, 0);
     // Without durability the name is free at once: nothing was stranded.

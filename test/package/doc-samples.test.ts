@@ -9,15 +9,19 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 // @ts-expect-error: a plain .mjs script without type declarations
 import { check, execute } from '../../scripts/check-doc-samples.mjs';
+import { RedisCluster } from '../harness/cluster.ts';
 import { RedisServer } from '../harness/redis-server.ts';
 
 const root = resolve(import.meta.dirname, '..', '..');
 let server: RedisServer;
+/** Started for the examples that need a cluster (they read REDIS_CLUSTER). */
+let cluster: RedisCluster | undefined;
 before(async () => {
   server = await RedisServer.start();
 });
 after(async () => {
   await server.stop();
+  await cluster?.stop();
 });
 
 describe('documentation runs as written', () => {
@@ -38,9 +42,14 @@ describe('documentation runs as written', () => {
       const source = readFileSync(join(root, 'examples', example), 'utf8');
       assert.match(source, /from 'leasehold'/);
       assert.doesNotMatch(source, /from '\.\.\/src\//);
+      const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: server.url };
+      if (source.includes('REDIS_CLUSTER')) {
+        cluster ??= await RedisCluster.start({ masters: 3, replicasPerMaster: 0 });
+        env['REDIS_CLUSTER'] = cluster.rootNodes[0]!.url;
+      }
       await promisify(execFile)(process.execPath, ['--import', 'tsx', join('examples', example)], {
         cwd: root,
-        env: { ...process.env, REDIS_URL: server.url },
+        env,
         timeout: 30_000,
       });
     });

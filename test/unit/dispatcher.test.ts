@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { monotonic } from '../../src/clock.ts';
-import type { Context } from '../../src/context.ts';
-import type { Driver } from '../../src/driver/types.ts';
-import type { Lease, LeaseCore } from '../../src/lease.ts';
+import { monotonic } from '../../src/engine/clock.ts';
+import type { Context } from '../../src/engine/context.ts';
+import { Engine } from '../../src/engine/engine.ts';
+import { Renewer } from '../../src/engine/renewer.ts';
+import type { Runner } from '../../src/engine/runner.ts';
 import { Dispatcher } from '../../src/notify/dispatcher.ts';
-import { Keeper } from '../../src/primitives/keeper.ts';
-import { Renewer } from '../../src/renewer.ts';
+import { countingCore } from '../harness/lease-core.ts';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
 
@@ -26,26 +26,12 @@ test('changedSince: a push for a key after a moment, a flush, and forgotten push
   assert.equal(d.changedSince('k10000', later), true);
 });
 
-/** A core that counts the extension batches the renewer sends (a verification is one). */
-function countingCore(): LeaseCore & { batches: number } {
-  const core = {
-    batches: 0,
-    async extendMany(items: readonly { lease: Lease; ttl: number }[]) {
-      core.batches += 1;
-      return items.map(() => true);
-    },
-    async release() {
-      return true;
-    },
-  };
-  return core;
-}
-
-function keeper(): { keeper: Keeper; dispatcher: Dispatcher; renewer: Renewer } {
+function engine(): { engine: Engine; dispatcher: Dispatcher; renewer: Renewer } {
   const dispatcher = new Dispatcher();
   const renewer = new Renewer();
   const ctx: Context = {
-    driver: { tracking: true } as Driver,
+    runner: { tracking: true } as Runner,
+    single: undefined,
     dispatcher,
     renewer,
     prefix: 't',
@@ -55,14 +41,14 @@ function keeper(): { keeper: Keeper; dispatcher: Dispatcher; renewer: Renewer } 
     closed: false,
     emit() {},
   };
-  return { keeper: new Keeper(ctx), dispatcher, renewer };
+  return { engine: new Engine(ctx), dispatcher, renewer };
 }
 
 // Regression: a push that arrived between the acquire being sent and its reply (over a REDIRECT
 // connection, or in the same chunk as the reply) found no listener and was lost; the holder then
 // trusted its lease until its next extension, a third of the TTL later.
 test('a push that overtook the acquisition reply re-verifies the new lease at once', async () => {
-  const { keeper: k, dispatcher, renewer } = keeper();
+  const { engine: k, dispatcher, renewer } = engine();
   const core = countingCore();
   const sentAt = monotonic();
   dispatcher.invalidate(['t:{job}']);
@@ -76,7 +62,7 @@ test('a push that overtook the acquisition reply re-verifies the new lease at on
 });
 
 test('without such a push a new lease is not verified before its renewal time', async () => {
-  const { keeper: k, dispatcher, renewer } = keeper();
+  const { engine: k, dispatcher, renewer } = engine();
   const core = countingCore();
   dispatcher.invalidate(['t:{job}']);
   const sentAt = monotonic() + 0.001;

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { checkConnectOptions } from '../../src/connect-options.ts';
-import { checkAcquireOptions, checkName } from '../../src/options.ts';
+import { checkAcquireOptions, checkConnectOptions, checkName } from '../../src/options/index.ts';
 
 /** Asserts a TypeError whose message names the option and shows the value received. */
 function rejects(fn: () => unknown, option: string, shown: string): void {

@@ -1,24 +1,10 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
-import { monotonic } from '../../src/clock.ts';
-import { Lease, type LeaseCore } from '../../src/lease.ts';
-import { Renewer } from '../../src/renewer.ts';
-
-/** A core that records each extension batch and confirms every lease in it. */
-function recordingCore(): LeaseCore & { batches: number } {
-  const core = {
-    batches: 0,
-    async extendMany(items: readonly { lease: Lease; ttl: number }[]) {
-      core.batches += 1;
-      return items.map(() => true);
-    },
-    async release() {
-      return true;
-    },
-  };
-  return core;
-}
+import { monotonic } from '../../src/engine/clock.ts';
+import { Renewer } from '../../src/engine/renewer.ts';
+import { Lease } from '../../src/lease.ts';
+import { countingCore } from '../harness/lease-core.ts';
 
 test('a push re-verifies a lease at once, also on a clock that reads negative', async (t) => {
   // The fault tests skew a worker's clock an hour back, so performance.now() reads below zero
@@ -31,7 +17,7 @@ test('a push re-verifies a lease at once, also on a clock that reads negative', 
   assert.ok(monotonic() < 0, 'the skewed clock reads negative');
 
   const renewer = new Renewer();
-  const core = recordingCore();
+  const core = countingCore();
   const ended: unknown[] = [];
   const lease = new Lease({
     name: 'job',

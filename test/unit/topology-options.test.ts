@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { checkConnectOptions } from '../../src/connect-options.ts';
 import { keySlot, parseClusterSlots, redirection } from '../../src/driver/cluster-topology.ts';
+import { checkConnectOptions } from '../../src/options/index.ts';
 
 /** Asserts a TypeError whose message names the option and shows the value received. */
 function rejects(options: object, option: string, shown: string): void {
@@ -21,7 +21,12 @@ describe('cluster, sentinel and durability options', () => {
     const cluster = checkConnectOptions({
       cluster: { rootNodes: ['redis://a:7000', { url: 'redis://b:7001' }] },
     });
-    assert.deepEqual(cluster.cluster, { rootNodes: ['redis://a:7000', 'redis://b:7001'] });
+    assert.deepEqual(cluster.cluster, {
+      rootNodes: ['redis://a:7000', 'redis://b:7001'],
+      keyMajority: undefined,
+    });
+    const keys = checkConnectOptions({ cluster: { rootNodes: ['redis://a:7000'], keyMajority: 5 } });
+    assert.equal(keys.cluster?.keyMajority, 5);
     const sentinel = checkConnectOptions({
       sentinel: { name: 'mymaster', sentinels: ['redis://s1:26379', { host: '::1', port: 26380 }] },
       durability: { replicas: 1 },
@@ -38,6 +43,13 @@ describe('cluster, sentinel and durability options', () => {
     rejects({ cluster: { rootNodes: [] } }, 'cluster.rootNodes', 'an array');
     rejects({ cluster: { rootNodes: ['http://a'] } }, 'cluster.rootNodes', '"http://a"');
     rejects({ cluster: { rootNodes: ['redis://a:1'], nodes: 3 } }, 'cluster', 'an object');
+    for (const keyMajority of [1, 2, 4, 11, '3', 3.5]) {
+      rejects(
+        { cluster: { rootNodes: ['redis://a:1'], keyMajority } },
+        'cluster.keyMajority',
+        String(keyMajority),
+      );
+    }
     rejects({ sentinel: { sentinels: ['redis://s:1'] } }, 'sentinel.name', 'undefined');
     rejects({ sentinel: { name: 'm', sentinels: [26379] } }, 'sentinel.sentinels', '26379');
     const sentinel = { name: 'm', sentinels: ['redis://s:1'] };

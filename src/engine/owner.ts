@@ -8,8 +8,8 @@
 
 import { hostname } from 'node:os';
 import { basename } from 'node:path';
+import { CONTROL_CHARACTERS, MAX_OWNER_LENGTH } from '../options/check.ts';
 import { newToken } from './context.ts';
-import { CONTROL_CHARACTERS, MAX_OWNER_LENGTH } from './options.ts';
 
 /** Length of the random token that starts every stored value (16 bytes in base64url). */
 export const TOKEN_LENGTH = 22;

@@ -1,4 +1,4 @@
-import { fail } from './options.ts';
+import { fail } from './check.ts';
 
 /** Redis Cluster: where to ask for the slot map (any live node; the rest is discovered). */
 export interface ClusterOptions {
@@ -9,6 +9,17 @@ export interface ClusterOptions {
    * @example rootNodes: ['redis://10.0.0.1:7000', 'redis://10.0.0.2:7000']
    */
   rootNodes: (string | { url: string })[];
+  /**
+   * Keep every mutex (and multiLock name) as this many keys in different slots, spread over the
+   * cluster's masters, and hold a lease while a majority of them is held (rueidislock's
+   * KeyMajority). A shard failover that loses one key, because the promoted replica had not
+   * received the write, then loses no lease: the next extension puts the key back. Costs one
+   * script call per key per acquisition and extension. An odd number from 3 to 9; leave it out
+   * for one key per lock. Semaphores, read-write locks, fair locks and elections keep one key.
+   * @default undefined (one key per lock)
+   * @example cluster: { rootNodes: ['redis://10.0.0.1:7000'], keyMajority: 3 }
+   */
+  keyMajority?: number;
 }
 
 /** Redis Sentinel: which master to follow, and where to ask. */
@@ -26,7 +37,7 @@ export interface SentinelOptions {
 }
 
 /**
- * WAIT after every mutex acquisition (and forceAcquire) until `replicas` replicas acknowledged
+ * WAIT after every acquisition, of every primitive (and forceAcquire), until `replicas` replicas acknowledged
  * the write, else release it and throw DurabilityError. Narrows, but does not close, the window
  * in which a failover loses a lock: see docs/topologies.md.
  */
@@ -44,7 +55,7 @@ export interface DurabilityOptions {
 }
 
 export interface ValidTopology {
-  cluster: { rootNodes: string[] } | undefined;
+  cluster: { rootNodes: string[]; keyMajority: number | undefined } | undefined;
   sentinel: { name: string; sentinels: string[] } | undefined;
   durability: { replicas: number; timeout: number } | undefined;
 }
@@ -76,14 +87,18 @@ function record(value: unknown, option: string, expected: string): Record<string
   return value as Record<string, unknown>;
 }
 
-function checkCluster(value: unknown): { rootNodes: string[] } {
-  const expected = '{ rootNodes: [...] } with at least one redis:// URL';
-  const { rootNodes, ...rest } = record(value, 'cluster', expected);
+function checkCluster(value: unknown): { rootNodes: string[]; keyMajority: number | undefined } {
+  const expected = '{ rootNodes: [...], keyMajority? } with at least one redis:// URL';
+  const { rootNodes, keyMajority, ...rest } = record(value, 'cluster', expected);
   if (Object.keys(rest).length > 0)
     fail('cluster', `${expected} (unknown key "${Object.keys(rest)[0]}")`, value);
   if (!Array.isArray(rootNodes) || rootNodes.length === 0)
     fail('cluster.rootNodes', 'a non-empty array', rootNodes);
+  if (keyMajority !== undefined && (typeof keyMajority !== 'number' || ![3, 5, 7, 9].includes(keyMajority))) {
+    fail('cluster.keyMajority', 'an odd number from 3 to 9', keyMajority);
+  }
   return {
+    keyMajority: keyMajority as number | undefined,
     rootNodes: rootNodes.map((node: unknown) => {
       const url = node !== null && typeof node === 'object' ? (node as { url?: unknown }).url : node;
       if (typeof url !== 'string' || !URL_PATTERN.test(url)) {

@@ -1,12 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import type { Driver } from './driver/types.ts';
-import type { LeaseholdEvents } from './events.ts';
-import type { Dispatcher } from './notify/dispatcher.ts';
+import type { LeaseholdEvents } from '../events.ts';
+import type { Dispatcher } from '../notify/dispatcher.ts';
 import type { Renewer } from './renewer.ts';
+import type { Runner } from './runner.ts';
 
 /** What every primitive of one Leasehold instance shares. @internal */
 export interface Context {
-  readonly driver: Driver;
+  /** Where the lock specs' calls go: one Redis, or a quorum (independent masters, a key majority). */
+  readonly runner: Runner;
+  /** One Redis, for the specs that need one (semaphore, read-write, fair, election); none in quorum mode. */
+  readonly single: Runner | undefined;
   readonly dispatcher: Dispatcher;
   readonly renewer: Renewer;
   readonly prefix: string;

@@ -1,5 +1,5 @@
+import type { Lease, LeaseCore } from '../lease.ts';
 import { monotonic } from './clock.ts';
-import type { Lease, LeaseCore } from './lease.ts';
 
 /** Hooks the owning instance installs to report renewals. */
 export interface RenewalObserver {

@@ -1,6 +1,6 @@
 import type { Lease, LeaseCore } from '../lease.ts';
 import type { KeyListener } from '../notify/dispatcher.ts';
-import type { Renewer } from '../renewer.ts';
+import type { Renewer } from './renewer.ts';
 
 /** How a held lease reacts to a push on its watched key. */
 export interface Holding {

@@ -1,6 +1,5 @@
-import type { Driver } from '../driver/types.ts';
+import type { Driver, ScriptCall } from '../driver/types.ts';
 import { DurabilityError, toLeaseholdError } from '../errors.ts';
-import { scripts } from '../scripts/index.ts';
 
 /**
  * The `durability` option (Sentinel, Cluster): after an acquisition, WAIT until `replicas`
@@ -21,7 +20,7 @@ export async function confirmDurable(
   driver: Driver,
   name: string,
   key: string,
-  token: string,
+  release: ScriptCall,
   epoch: number | undefined,
 ): Promise<void> {
   const durability = driver.durability;
@@ -30,15 +29,15 @@ export async function confirmDurable(
   try {
     acknowledged = await durability.wait(key, epoch);
   } catch (error) {
-    await giveBack(driver, key, token);
+    await giveBack(driver, release);
     throw toLeaseholdError(error, 'WAIT after acquiring');
   }
   if (acknowledged >= durability.replicas) return;
-  await giveBack(driver, key, token);
+  await giveBack(driver, release);
   throw new DurabilityError(name, acknowledged, durability.replicas, durability.timeout);
 }
 
 /** Best effort: when the release cannot be sent either, the key lapses at its TTL. */
-async function giveBack(driver: Driver, key: string, token: string): Promise<void> {
-  await driver.eval({ script: scripts.release, keys: [key], args: [token] }).catch(() => {});
+async function giveBack(driver: Driver, release: ScriptCall): Promise<void> {
+  await driver.eval(release).catch(() => {});
 }

@@ -1,12 +1,11 @@
-import type { ValidConnectOptions } from './connect-options.ts';
-import { redact } from './driver/connect-errors.ts';
-import { IoredisDriver } from './driver/ioredis.ts';
-import { NodeRedisDriver } from './driver/node-redis.ts';
-import { topologyDriver, topologyTarget } from './driver/topology-driver.ts';
-import type { Driver } from './driver/types.ts';
-import { ConnectError } from './errors.ts';
-import { MemoryDriver } from './memory/driver.ts';
-import { defaultCanaryKey } from './notify/canary.ts';
+import { ConnectError } from '../errors.ts';
+import { MemoryDriver } from '../memory/driver.ts';
+import { defaultCanaryKey } from '../notify/canary.ts';
+import type { ValidConnectOptions } from '../options/index.ts';
+import { redact } from './connect-errors.ts';
+import { createNodeDriver } from './node-driver.ts';
+import { topologyDriver, topologyTarget } from './topology-driver.ts';
+import type { Driver } from './types.ts';
 
 /** The drivers an instance talks through: one, or one per node in quorum mode. */
 export function createDrivers(valid: ValidConnectOptions): Driver[] {
@@ -15,7 +14,7 @@ export function createDrivers(valid: ValidConnectOptions): Driver[] {
   const canaryKey = defaultCanaryKey(valid.prefix);
   const make = (url: string, client?: unknown): Driver => {
     const options = { url, tracking, canaryKey, ...(client === undefined ? {} : { client }) };
-    return valid.driver === 'ioredis' ? new IoredisDriver(options) : new NodeRedisDriver(options);
+    return createNodeDriver(valid.driver, options);
   };
   if (valid.nodes !== undefined) return valid.nodes.map((url) => make(url));
   const replicated = topologyDriver(valid); // cluster / sentinel

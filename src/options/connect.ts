@@ -1,4 +1,5 @@
-import { MemoryBackend } from './memory/backend.ts';
+import { defaultOwner } from '../engine/owner.ts';
+import { MemoryBackend } from '../memory/backend.ts';
 import {
   checkDuration,
   checkKnownKeys,
@@ -7,16 +8,24 @@ import {
   checkTimeout,
   checkTtl,
   fail,
-  MAX_NAME_LENGTH,
-} from './options.ts';
-import { defaultOwner } from './owner.ts';
+} from './check.ts';
+import {
+  checkDriver,
+  checkNodes,
+  checkPrefix,
+  checkUrl,
+  DEFAULT_PREFIX,
+  defaultUrl,
+  detectClient,
+  installedDriver,
+} from './redis.ts';
 import {
   type ClusterOptions,
   checkTopology,
   type DurabilityOptions,
   type SentinelOptions,
   type ValidTopology,
-} from './topology-options.ts';
+} from './topology.ts';
 
 /** Options of `Leasehold.connect()`. Durations are in milliseconds. */
 export interface ConnectOptions {
@@ -53,8 +62,8 @@ export interface ConnectOptions {
    */
   sentinel?: SentinelOptions;
   /**
-   * With `sentinel` or `cluster`: WAIT after each mutex acquisition until `replicas` replicas
-   * acknowledged it, else release it and throw DurabilityError.
+   * With `sentinel` or `cluster`: WAIT after each acquisition (every primitive) until `replicas`
+   * replicas acknowledged it, else release it and throw DurabilityError.
    * @default undefined (no WAIT)
    * @example durability: { replicas: 1, timeout: 100 }
    */
@@ -160,20 +169,14 @@ export function checkConnectOptions(options: unknown): ValidConnectOptions {
   const o = checkObject(options, 'options');
   checkKnownKeys(o, KNOWN, 'Leasehold.connect()');
   const topologyOptions = checkTopology(o);
-  const url = given(o, 'url') ?? process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
-  if (!isRedisUrl(url)) fail('url', 'a redis:// or rediss:// URL with a numeric port, if any', url);
+  const url = checkUrl(given(o, 'url') ?? defaultUrl());
   const client = o['client'];
   const clientKind = client === undefined ? undefined : detectClient(client);
-  const driver = given(o, 'driver') ?? clientKind ?? installedDriver();
-  if (driver !== 'node-redis' && driver !== 'ioredis') fail('driver', '"node-redis" or "ioredis"', driver);
+  const driver = checkDriver(given(o, 'driver') ?? clientKind ?? installedDriver());
   if (clientKind !== undefined && driver !== clientKind) {
     fail('driver', `"${clientKind}" to match the client passed in "client"`, driver);
   }
-  const prefix = given(o, 'prefix') ?? 'leasehold';
-  if (typeof prefix !== 'string' || prefix.length === 0 || prefix.length > MAX_NAME_LENGTH) {
-    fail('prefix', `a non-empty string of at most ${MAX_NAME_LENGTH} characters`, prefix);
-  }
-  if (/[{}]/.test(prefix)) fail('prefix', 'free of "{" and "}" (they would change the hash tag)', prefix);
+  const prefix = checkPrefix(given(o, 'prefix') ?? DEFAULT_PREFIX);
   const notifications = given(o, 'notifications') ?? 'auto';
   if (notifications !== 'auto' && notifications !== 'tracking' && notifications !== 'polling') {
     fail('notifications', '"auto", "tracking" or "polling"', notifications);
@@ -214,62 +217,6 @@ export function checkConnectOptions(options: unknown): ValidConnectOptions {
     onDisconnect,
     owner: o['owner'] === undefined ? defaultOwner() : checkOwner(o['owner']),
   };
-}
-
-/** Quorum mode wants an odd number (2m-1 >= 3) of distinct redis:// URLs. */
-function checkNodes(value: unknown): string[] | undefined {
-  if (value === undefined) return undefined;
-  const expected = 'an array of 3, 5, 7 … distinct redis:// URLs (independent masters)';
-  if (!Array.isArray(value) || value.length < 3 || value.length % 2 === 0) fail('nodes', expected, value);
-  for (const url of value) {
-    if (!isRedisUrl(url)) fail('nodes', expected, url);
-  }
-  if (new Set(value).size !== value.length) fail('nodes', expected, value);
-  return value as string[];
-}
-
-/** A redis:// or rediss:// URL that parses, with a numeric port when it has one. */
-function isRedisUrl(url: unknown): url is string {
-  if (typeof url !== 'string' || !/^rediss?:\/\//.test(url)) return false;
-  try {
-    const parsed = new URL(url);
-    return parsed.hostname !== '' && (parsed.port === '' || /^\d+$/.test(parsed.port));
-  } catch {
-    return false;
-  }
-}
-
-/**
- * The client library the application has installed: node-redis first when both are. When
- * neither is, 'node-redis', whose connect() then says to install redis or ioredis.
- */
-export function installedDriver(): 'node-redis' | 'ioredis' {
-  for (const [pkg, driver] of [
-    ['redis', 'node-redis'],
-    ['ioredis', 'ioredis'],
-  ] as const) {
-    try {
-      import.meta.resolve(pkg);
-      return driver;
-    } catch {
-      // not installed: try the next one
-    }
-  }
-  return 'node-redis';
-}
-
-/** Tells a node-redis client from an ioredis one by the methods each is known for. */
-function detectClient(client: unknown): 'node-redis' | 'ioredis' {
-  if (client !== null && typeof client === 'object') {
-    const c = client as Record<string, unknown>;
-    if (typeof c['sendCommand'] === 'function' && typeof c['duplicate'] === 'function' && 'isOpen' in c) {
-      return 'node-redis';
-    }
-    if (typeof c['pipeline'] === 'function' && typeof c['duplicate'] === 'function' && 'status' in c) {
-      return 'ioredis';
-    }
-  }
-  return fail('client', 'a node-redis or ioredis client', client);
 }
 
 /**

@@ -1,0 +1,262 @@
+import {
+  ConnectionClosedError,
+  type LeaseholdError,
+  LockTimeoutError,
+  QuorumError,
+  RedisUnavailableError,
+} from '../errors.ts';
+import type { Lease } from '../lease.ts';
+import type { ValidAcquireOptions } from '../options/index.ts';
+import { monotonic } from './clock.ts';
+import type { Context } from './context.ts';
+import { type Attempt, type Waiter, WaitQueue } from './wait-queue.ts';
+
+/** The local wait queue a waiter joins: see Waiting.wait. */
+export interface WaitSpec {
+  key: string;
+  watch: readonly string[];
+  shared: boolean;
+  /** Keys whose local wake (a lease of this process ended) wakes the queue too; see wait(). */
+  wakeOn?: readonly string[];
+  /** Filters those local wakes by key (a multiLock waits only for the name that blocked it). */
+  wakeIf?: (key: string) => boolean;
+}
+
+/** A waiter that carries its own attempt (readers and writers of one name differ). */
+interface EngineWaiter extends Waiter<Lease> {
+  attempt(): Promise<Attempt<Lease>>;
+  /** Why the last attempt could not even ask (Redis or a quorum unreachable), for the timeout error. */
+  lastError: LeaseholdError | undefined;
+}
+
+/**
+ * The one wait loop of every primitive: per-key local wait queues driven by pushes, local wakes
+ * and retry timers, with a fast path for the uncontended first attempt. Mutex waiters of one name
+ * share a queue and its single attempt in flight; a fair-lock waiter or a waiting writer, whose
+ * stored value is its registration, waits in a queue of its own.
+ * @internal
+ */
+export class Waiting {
+  readonly #ctx: Context;
+  readonly #queues = new Map<string, { queue: WaitQueue<Lease, EngineWaiter>; unwatch: () => void }>();
+  /** Keys with a fast-path first attempt in flight (see #first). */
+  readonly #firsts = new Set<string>();
+  /** Other local things to wake by key (election observers). */
+  readonly #wakers = new Map<string, Set<() => void>>();
+  /** Called by close(): waiters outside the wait queues (observers) end themselves. */
+  readonly #closers = new Set<() => void>();
+
+  constructor(ctx: Context) {
+    this.#ctx = ctx;
+  }
+
+  /**
+   * Callers waiting, not queues: a queue outlives its last waiter until the attempt in flight
+   * returns, and a caller whose timeout already fired is not waiting any more.
+   */
+  get waiting(): number {
+    let waiting = this.#closers.size;
+    for (const { queue } of this.#queues.values()) waiting += queue.waiting;
+    return waiting;
+  }
+
+  /**
+   * Waits in the local queue `queue.key` until `attempt` succeeds. The queue retries on a push for
+   * any of `queue.watch`, on a local wake of its key, and at the retry time each failed attempt
+   * returns. `queue.shared`: a success may leave room for the next waiter (readers, permits).
+   * `withdraw` runs when the waiter ends without the lease (timeout, abort, close, error).
+   * `queue.wakeOn`: other keys whose local wake (a lease of this process ended) wakes the queue
+   * too, for a queue keyed apart from the keys it waits for (a multiLock's).
+   */
+  wait(
+    name: string,
+    queue: WaitSpec,
+    options: ValidAcquireOptions,
+    attempt: () => Promise<Attempt<Lease>>,
+    withdraw?: () => void,
+  ): Promise<Lease> {
+    const queueKey = queue.key;
+    const { signal, timeout } = options;
+    if (this.#ctx.closed) return Promise.reject(new ConnectionClosedError());
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const startedAt = monotonic();
+    return new Promise<Lease>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const cleanup = () => {
+        waiter.settled = true;
+        if (timer !== undefined) clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const fail = (error: unknown) => {
+        cleanup();
+        this.#queues.get(queueKey)?.queue.remove(waiter);
+        withdraw?.();
+        reject(error);
+      };
+      const onAbort = () => {
+        if (!waiter.settled) fail(signal?.reason);
+      };
+      const waiter: EngineWaiter = {
+        settled: false,
+        oneShot: timeout === 0,
+        attempt,
+        resolve: (lease) => {
+          cleanup();
+          // Shared leases (readers, permits): the next local waiter may get in too, so try it now.
+          if (queue.shared) this.#queues.get(queueKey)?.queue.wake();
+          this.#ctx.emit('acquired', {
+            name,
+            fencingToken: lease.fencingToken,
+            waited: monotonic() - startedAt,
+          });
+          resolve(lease);
+        },
+        giveUp: (error) => fail(error ?? timeoutError()),
+        lastError: undefined,
+      };
+      // Unreachable nodes are a different failure than a busy lock: say which one it was.
+      const timeoutError = () =>
+        waiter.lastError instanceof QuorumError
+          ? waiter.lastError
+          : new LockTimeoutError(name, timeout, waiter.lastError);
+      if (timeout > 0 && timeout !== Number.POSITIVE_INFINITY) {
+        timer = setTimeout(() => {
+          if (!waiter.settled) fail(timeoutError());
+        }, timeout);
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (this.#queues.has(queueKey) || this.#firsts.has(queueKey)) this.#queueFor(queue).add(waiter);
+      else this.#first(queue, waiter);
+    });
+  }
+
+  /**
+   * The uncontended fast path: nobody in this process waits for `key`, so attempt once before
+   * building a queue and its watches (a third of the cost of an uncontended acquire). A busy
+   * lock sends the waiter to the queue with the attempt's verdict; a push that arrived in the
+   * meantime (counted by the dispatcher) makes the queue attempt again at once instead.
+   */
+  #first(spec: WaitSpec, waiter: EngineWaiter): void {
+    const key = spec.key;
+    this.#firsts.add(key);
+    const pushes = this.#ctx.dispatcher.pushes;
+    const done = (result: Attempt<Lease> | undefined, error?: unknown) => {
+      this.#firsts.delete(key);
+      // Waiters that queued behind this attempt have not attempted yet.
+      const queued = this.#queues.get(key)?.queue;
+      if (result !== undefined && 'acquired' in result) {
+        if (waiter.settled) void result.acquired.release().catch(() => {});
+        else waiter.resolve(result.acquired);
+        queued?.wake();
+        return;
+      }
+      if (waiter.settled) {
+        queued?.wake();
+        return;
+      }
+      if (result === undefined) {
+        waiter.giveUp(error);
+        queued?.wake();
+        return;
+      }
+      if (this.#ctx.closed) {
+        waiter.giveUp(new ConnectionClosedError());
+        return;
+      }
+      if (waiter.oneShot) {
+        waiter.giveUp();
+        queued?.wake();
+        return;
+      }
+      const quiet = queued === undefined && this.#ctx.dispatcher.pushes === pushes;
+      // Whoever queued meanwhile arrived after this waiter: it goes first.
+      this.#queueFor(spec).add(waiter, quiet ? result.retryIn : undefined, true);
+    };
+    this.#attemptOf(waiter).then(done, (error: unknown) => done(undefined, error));
+  }
+
+  /** One attempt of `waiter`, with Redis or a quorum unreachable turned into a retry later. */
+  #attemptOf(waiter: EngineWaiter): Promise<Attempt<Lease>> {
+    return waiter.attempt().then(
+      (result) => {
+        waiter.lastError = undefined;
+        return result;
+      },
+      (error: unknown) => {
+        // Unreachable: try again after a pause, or at once when the connection comes back.
+        if (error instanceof RedisUnavailableError || error instanceof QuorumError) {
+          waiter.lastError = error;
+          return { retryIn: this.#ctx.retryDelay };
+        }
+        throw error;
+      },
+    );
+  }
+
+  /** Wakes the local queue and wakers of `key` (this process's own writes bring no push: NOLOOP). */
+  wake(key: string): void {
+    this.#queues.get(key)?.queue.wake();
+    for (const waker of this.#wakers.get(key) ?? []) waker();
+  }
+
+  /** Registers a local waker for `key`; returns its removal. */
+  onWake(key: string, waker: () => void): () => void {
+    let set = this.#wakers.get(key);
+    if (set === undefined) {
+      set = new Set();
+      this.#wakers.set(key, set);
+    }
+    set.add(waker);
+    return () => {
+      set.delete(waker);
+      if (set.size === 0 && this.#wakers.get(key) === set) this.#wakers.delete(key);
+    };
+  }
+
+  /** Registers something close() must end; returns its removal. */
+  onClose(closer: () => void): () => void {
+    this.#closers.add(closer);
+    return () => this.#closers.delete(closer);
+  }
+
+  /** close(): every waiter rejects with ConnectionClosedError. */
+  close(): void {
+    for (const { queue, unwatch } of this.#queues.values()) {
+      for (const waiter of queue.drain()) waiter.giveUp(new ConnectionClosedError());
+      unwatch();
+    }
+    this.#queues.clear();
+    for (const closer of [...this.#closers]) closer();
+    this.#closers.clear();
+  }
+
+  #queueFor({ key, watch, wakeOn = [], wakeIf }: WaitSpec): WaitQueue<Lease, EngineWaiter> {
+    const existing = this.#queues.get(key);
+    if (existing !== undefined) return existing.queue;
+    const queue = new WaitQueue<Lease, EngineWaiter>({
+      attempt: (waiter) => this.#attemptOf(waiter),
+      discard: (lease) => void lease.release().catch(() => {}),
+      onIdle: () => {
+        const entry = this.#queues.get(key);
+        if (entry?.queue !== queue) return;
+        entry.unwatch();
+        this.#queues.delete(key);
+      },
+    });
+    const unwatchers = watch.map((k) => this.#ctx.dispatcher.watch(k, { onChange: () => queue.wake() }));
+    for (const k of wakeOn) {
+      unwatchers.push(
+        this.onWake(k, () => {
+          if (wakeIf?.(k) ?? true) queue.wake();
+        }),
+      );
+    }
+    this.#queues.set(key, {
+      queue,
+      unwatch: () => {
+        for (const u of unwatchers) u();
+      },
+    });
+    return queue;
+  }
+}

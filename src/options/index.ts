@@ -1,0 +1,54 @@
+/**
+ * Every option leasehold takes, with its documentation and its check. Bad input throws a
+ * TypeError that names the option and the value received, before any network traffic.
+ */
+
+export { type AcquireOptions, checkAcquireOptions, type ValidAcquireOptions } from './acquire.ts';
+export {
+  CONTROL_CHARACTERS,
+  checkDuration,
+  checkKnownKeys,
+  checkName,
+  checkObject,
+  checkOwner,
+  checkSignal,
+  checkTimeout,
+  checkTtl,
+  describe,
+  fail,
+  MAX_NAME_LENGTH,
+  MAX_OWNER_LENGTH,
+  MAX_TTL,
+} from './check.ts';
+export { type ConnectOptions, checkConnectOptions, type ValidConnectOptions } from './connect.ts';
+export {
+  checkInspectOptions,
+  checkListOptions,
+  type InspectOptions,
+  type ListOptions,
+  MAX_LIST_LIMIT,
+} from './inspect.ts';
+export {
+  checkElectionValue,
+  checkMultiLock,
+  checkPermits,
+  checkSemaphoreOptions,
+  MAX_NAMES,
+  type MultiLockOptions,
+  type SemaphoreAcquireOptions,
+  type SemaphoreOptions,
+} from './primitives.ts';
+export {
+  checkDriver,
+  checkPrefix,
+  checkUrl,
+  DEFAULT_PREFIX,
+  defaultUrl,
+  installedDriver,
+} from './redis.ts';
+export type {
+  ClusterOptions,
+  DurabilityOptions,
+  SentinelOptions,
+  ValidTopology,
+} from './topology.ts';
