@@ -1,42 +1,34 @@
-import { drift, monotonic } from '../clock.ts';
-import { keyFor } from '../context.ts';
 import { keySlot } from '../driver/cluster-topology.ts';
+import { drift, monotonic } from '../engine/clock.ts';
+import type { Engine } from '../engine/engine.ts';
+import { toFence, toNumber } from '../engine/replies.ts';
+import type { AcquireOp, ExtendOp, Grant, Runner } from '../engine/runner.ts';
+import { grantOf } from '../engine/spec.ts';
+import type { Attempt } from '../engine/wait-queue.ts';
 import { ConnectionClosedError, RedisCommandError } from '../errors.ts';
 import { Lease, type LeaseCore, type LeaseInit } from '../lease.ts';
 import {
   type AcquireOptions,
   checkAcquireOptions,
   checkKnownKeys,
-  checkName,
   checkObject,
-  checkTtl,
-  describe,
   type ValidAcquireOptions,
-} from '../options.ts';
-import { stamp } from '../owner.ts';
+} from '../options/index.ts';
 import { loadScript } from '../scripts/index.ts';
-import type { Attempt } from '../wait-queue.ts';
-import { confirmDurable, durabilityEpoch } from './durability.ts';
-import type { Keeper } from './keeper.ts';
-import type { ExtendItem, MutexBackend, MutexKeys } from './mutex-backend.ts';
-import { toFence, toNumber } from './replies.ts';
+import {
+  acquireCall,
+  confirmCall,
+  extendCall,
+  type MutexKeys,
+  mutexKeys,
+  releaseCall,
+  restoreCall,
+} from './mutex.ts';
 
 const multiAcquire = loadScript('multi-acquire');
 
-/** Most names one multiLock takes: one script's keys, and one batch per renewal, stay small. */
-export const MAX_NAMES = 64;
-
 /** Upper bound of the random delay added to a retry timer after an attempt in name order gave up. */
 const JITTER_MS = 5;
-
-/** Options of `lh.multiLock()`. */
-export interface MultiLockOptions {
-  /**
-   * Lease validity in ms for this lock's acquisitions (each acquire may pass its own).
-   * @default the instance's `ttl`
-   */
-  ttl?: number;
-}
 
 /**
  * The lease of a multiLock: every name at once. `fencingTokens` has one token per name, drawn
@@ -77,33 +69,31 @@ export interface Plan {
 type Outcome = { fences: bigint[] } | { pttl: number; blocking: string; gaveBack: boolean };
 
 /**
- * Redis side of every multiLock of one Leasehold instance. The keys are the mutex's own, so a
- * multiLock and `lh.acquire(name)` exclude each other. All keys in one slot: one script
- * (multi-acquire.lua) takes all or none. Otherwise (Cluster slots, quorum nodes) the names are
- * taken one by one through the mutex's backend, in sorted key order, and a busy name gives back
- * what was taken: no caller ever waits while holding a name, so none can deadlock another.
- * Extension and release go through the mutex's backend, one batch per node.
+ * Every multiLock of one Leasehold instance: a spec of its own on the engine, with its own
+ * attempt. The keys are the mutex's own, so a multiLock and `lh.acquire(name)` exclude each
+ * other. All keys in one slot of one Redis: one script (multi-acquire.lua) takes all or none.
+ * Otherwise (Cluster slots, a quorum) the names are taken one by one with the mutex's calls, in
+ * sorted key order, and a busy name gives back what was taken: no caller ever waits while
+ * holding a name, so none can deadlock another. Extension and release are one batch per node.
  * @internal
  */
 export class MultiLockCore implements LeaseCore {
-  readonly #keeper: Keeper;
-  readonly #backend: MutexBackend;
+  readonly #engine: Engine;
+  readonly #runner: Runner;
   readonly #sharded: boolean;
-  readonly #quorum: boolean;
   /** Per wait queue: the lock key its last attempt found busy (local wakes filter on it). */
   readonly #blocked = new Map<string, string>();
 
-  constructor(keeper: Keeper, backend: MutexBackend, topology: { sharded: boolean; quorum: boolean }) {
-    this.#keeper = keeper;
-    this.#backend = backend;
+  constructor(engine: Engine, topology: { sharded: boolean }) {
+    this.#engine = engine;
+    this.#runner = engine.runner;
     this.#sharded = topology.sharded;
-    this.#quorum = topology.quorum;
   }
 
   plan(names: readonly string[]): Plan {
-    const prefix = this.#keeper.ctx.prefix;
+    const prefix = this.#engine.prefix;
     const entries = names
-      .map((name) => ({ name, lock: keyFor(prefix, name), fence: keyFor(prefix, name, 'fence') }))
+      .map((name) => mutexKeys(prefix, name))
       .sort((a, b) => (a.lock < b.lock ? -1 : a.lock > b.lock ? 1 : 0));
     const slot = keySlot(entries[0]?.lock ?? '');
     const oneSlot = !this.#sharded || entries.every((keys) => keySlot(keys.lock) === slot);
@@ -111,7 +101,7 @@ export class MultiLockCore implements LeaseCore {
       names,
       name: names.join(','),
       entries,
-      oneScript: !this.#quorum && oneSlot,
+      oneScript: !this.#runner.replicated && oneSlot,
       queue: `multi\n${entries.map((keys) => keys.lock).join('\n')}`,
     };
   }
@@ -128,7 +118,7 @@ export class MultiLockCore implements LeaseCore {
         return blocking === undefined || blocking === key;
       },
     };
-    return this.#keeper.wait(
+    return this.#engine.wait(
       plan.name,
       spec,
       options,
@@ -139,21 +129,27 @@ export class MultiLockCore implements LeaseCore {
 
   /** One attempt at every name; the lease, or when to try again. `queued`: for a wait queue. */
   async attempt(plan: Plan, ttl: number, owner: string | undefined, queued = false): Promise<Attempt<Lease>> {
-    if (this.#keeper.ctx.closed) throw new ConnectionClosedError();
-    // The stored value, the same on every name: the random token plus who and since when (src/owner.ts).
-    const token = stamp(owner ?? this.#keeper.ctx.owner);
+    if (this.#engine.closed) throw new ConnectionClosedError();
+    // The stored value, the same on every name: the random token plus who and since when (src/engine/owner.ts).
+    const token = this.#engine.stamp(owner);
     const sentAt = monotonic();
     // Set before the names taken are given back: giving back wakes local queues blocked on them,
     // and this attempt's own queue must not be among them.
     const blocked = (lock: string) => {
       if (queued) this.#blocked.set(plan.queue, lock);
     };
-    const outcome = plan.oneScript
-      ? await this.#inOneScript(plan, token, ttl)
-      : await this.#inOrder(plan, token, ttl, blocked);
+    let outcome: Outcome;
+    try {
+      outcome = plan.oneScript
+        ? await this.#inOneScript(plan, token, ttl)
+        : await this.#inOrder(plan, token, ttl, blocked);
+    } catch (error) {
+      if (this.#engine.closed) throw new ConnectionClosedError();
+      throw error;
+    }
     if (!('fences' in outcome)) {
       blocked(outcome.blocking);
-      const wait = this.#keeper.retryIn(outcome.pttl, ttl, this.#backend.tracking);
+      const wait = this.#engine.retryIn(outcome.pttl, ttl, this.#runner.tracking);
       // Two callers that collided in name order retry at slightly different times.
       return { retryIn: outcome.gaveBack ? wait + Math.floor(Math.random() * JITTER_MS) : wait };
     }
@@ -161,36 +157,49 @@ export class MultiLockCore implements LeaseCore {
     // Validity counts from the first command: a reply too late to leave any is given back.
     if (monotonic() >= sentAt + ttl - drift(ttl)) {
       this.#giveBack(plan.entries, token);
-      return { retryIn: this.#keeper.ctx.retryDelay };
+      return { retryIn: this.#engine.retryDelay };
     }
     return { acquired: this.#hold(plan, token, outcome.fences, ttl, sentAt) };
   }
 
   async #inOneScript(plan: Plan, token: string, ttl: number): Promise<Outcome> {
-    const driver = this.#keeper.ctx.driver;
-    const first = plan.entries[0]?.lock ?? '';
-    const epoch = durabilityEpoch(driver, first);
-    const reply = await this.#keeper.run(
-      driver.eval({
+    const first = plan.entries[0]!;
+    let reply: unknown[] = [];
+    const op: AcquireOp = {
+      operation: 'multiLock acquire',
+      name: plan.name,
+      key: first.lock,
+      ttl,
+      call: {
         script: multiAcquire,
         keys: plan.entries.flatMap((keys) => [keys.lock, keys.fence]),
         args: [token, String(Math.ceil(ttl))],
-      }),
-      'multiLock acquire',
-    );
-    if (!Array.isArray(reply) || reply.length < 2) {
-      throw new RedisCommandError(`unexpected reply from the multi-acquire script: ${JSON.stringify(reply)}`);
-    }
-    if (toNumber(reply[0]) !== 1) {
-      const blocking = plan.entries[toNumber(reply[2]) - 1]?.lock ?? first;
-      return { pttl: toNumber(reply[1]), blocking, gaveBack: false };
-    }
+      },
+      parse: (raw): Grant => {
+        if (!Array.isArray(raw) || raw.length < 2) {
+          throw new RedisCommandError(
+            `unexpected reply from the multi-acquire script: ${JSON.stringify(raw)}`,
+          );
+        }
+        reply = raw;
+        return toNumber(raw[0]) === 1 ? { fence: 0n } : { hint: toNumber(raw[1]) };
+      },
+      // A failed WAIT gives back the first key; the catch below gives back every other one.
+      release: () => releaseCall(first, token),
+      // One Redis only (oneScript is never planned on a quorum): nothing to confirm.
+      confirm: () => undefined,
+    };
+    let grant: Grant;
     try {
       // WAIT counts that connection's writes: one check covers every key of the slot.
-      await confirmDurable(driver, plan.name, first, token, epoch);
+      grant = await this.#engine.track(this.#runner.acquire(op));
     } catch (error) {
-      this.#giveBack(plan.entries, token);
+      if (reply.length > 0) this.#giveBack(plan.entries, token);
       throw error;
+    }
+    if (!('fence' in grant)) {
+      const blocking = plan.entries[toNumber(reply[2]) - 1]?.lock ?? first.lock;
+      return { pttl: grant.hint, blocking, gaveBack: false };
     }
     return { fences: reply.slice(1).map(toFence) };
   }
@@ -198,22 +207,21 @@ export class MultiLockCore implements LeaseCore {
   async #inOrder(plan: Plan, token: string, ttl: number, blocked: (lock: string) => void): Promise<Outcome> {
     const fences: bigint[] = [];
     for (const keys of plan.entries) {
-      let reply: Awaited<ReturnType<MutexBackend['acquire']>>;
+      let grant: Grant;
       try {
-        reply = await this.#keeper.track(this.#backend.acquire(keys, token, ttl));
+        grant = await this.#engine.track(this.#runner.acquire(lockOp(keys, token, ttl)));
       } catch (error) {
         this.#giveBack(plan.entries.slice(0, fences.length), token);
-        if (this.#keeper.ctx.closed) throw new ConnectionClosedError();
         throw error;
       }
-      if ('fence' in reply) {
-        fences.push(reply.fence);
+      if ('fence' in grant) {
+        fences.push(grant.fence);
         continue;
       }
       const taken = plan.entries.slice(0, fences.length);
       blocked(keys.lock);
       if (taken.length > 0) await this.#giveBack(taken, token);
-      return { pttl: reply.pttl, blocking: keys.lock, gaveBack: taken.length > 0 };
+      return { pttl: grant.hint, blocking: keys.lock, gaveBack: taken.length > 0 };
     }
     return { fences };
   }
@@ -224,13 +232,14 @@ export class MultiLockCore implements LeaseCore {
    * it, so two local callers that give back to each other do not spin.
    */
   #giveBack(entries: readonly MutexKeys[], token: string): Promise<void> {
-    const items = entries.map((keys) => ({ lock: keys.lock, token }));
-    const done = this.#keeper.track(this.#backend.release(items)).then(
-      () => {},
-      () => {},
-    );
+    const done = this.#engine
+      .track(this.#runner.release(entries.map((keys) => releaseCall(keys, token))))
+      .then(
+        () => {},
+        () => {},
+      );
     return done.then(() => {
-      for (const { lock } of items) this.#keeper.wake(lock);
+      for (const { lock } of entries) this.#engine.wake(lock);
     });
   }
 
@@ -238,7 +247,7 @@ export class MultiLockCore implements LeaseCore {
     const locks = plan.entries.map((keys) => keys.lock);
     let max = fences[0] ?? 0n;
     for (const fence of fences) if (fence > max) max = fence;
-    return this.#keeper.hold(
+    return this.#engine.hold(
       { name: plan.name, stored: token, fencingToken: max, ttl, sentAt, core: this },
       { key: locks[0] ?? '', also: locks.slice(1), policy: 'verify', wake: locks },
       (init) => new MultiLease(init, plan, fences),
@@ -247,29 +256,36 @@ export class MultiLockCore implements LeaseCore {
 
   /** Announces a lease taken outside a wait queue (tryAcquire), as the queues do theirs. */
   acquired(lease: Lease): void {
-    this.#keeper.ctx.emit('acquired', { name: lease.name, fencingToken: lease.fencingToken, waited: 0 });
+    this.#engine.acquired(lease);
+  }
+
+  lostWith(key: string, affects: (key: string) => boolean): boolean {
+    return this.#runner.lostWith(key, affects);
   }
 
   /** Every name of every lease in one batch per node; a lease with a name lost is lost. */
   async extendMany(items: readonly { lease: Lease; ttl: number }[]): Promise<(boolean | Error)[]> {
-    const flat: ExtendItem[] = [];
+    const ops: ExtendOp[] = [];
     for (const { lease, ttl } of items) {
       const { entries, fencingTokens, stored: token } = lease as MultiLease;
       for (const keys of entries) {
         const fencingToken = fencingTokens.get(keys.name) ?? 0n;
-        flat.push({ lock: keys.lock, fence: keys.fence, token, ttl, fencingToken });
+        const restore = restoreCall(keys, token, ttl, fencingToken);
+        ops.push({ call: extendCall(keys, token, ttl), ttl, restore });
       }
     }
-    const results = await this.#backend.extend(flat);
+    const results = await this.#runner.extend(ops);
     let at = 0;
     return items.map(({ lease }) => {
       const { entries, stored: token } = lease as MultiLease;
       const mine = results.slice(at, at + entries.length);
       at += entries.length;
       if (mine.includes(false)) {
-        // Lost as a whole: give back the names still held rather than let them block others.
-        const still = entries.filter((_, i) => mine[i] === true);
-        if (still.length > 0) void this.#giveBack(still, token);
+        // Lost as a whole: give back every name rather than let them block others. The lost
+        // names too: on a quorum a lost name may still hold this token on a minority of masters
+        // (an extension restored it before the rest of the loss arrived), and compare-and-delete
+        // leaves a name someone else took alone.
+        void this.#giveBack(entries, token);
         return false;
       }
       return mine.find((result) => result instanceof Error) ?? true;
@@ -279,11 +295,25 @@ export class MultiLockCore implements LeaseCore {
   /** Compare-and-delete of every name; true when this lease still held them all. */
   async release(lease: Lease): Promise<boolean> {
     const { entries, stored: token } = lease as MultiLease;
-    const results = await this.#backend.release(entries.map((keys) => ({ lock: keys.lock, token })));
+    const results = await this.#runner.release(entries.map((keys) => releaseCall(keys, token)));
     const error = results.find((result) => result instanceof Error);
     if (error !== undefined) throw error;
     return results.every((result) => result === true);
   }
+}
+
+/** One name of a multiLock taken in order: the mutex's own acquire, quorum confirm included. */
+function lockOp(keys: MutexKeys, token: string, ttl: number): AcquireOp {
+  return {
+    operation: 'acquire',
+    name: keys.name,
+    key: keys.lock,
+    ttl,
+    call: acquireCall(keys, token, ttl),
+    parse: (reply) => grantOf(reply, 'acquire'),
+    release: () => releaseCall(keys, token),
+    confirm: (fence) => confirmCall(keys, token, fence),
+  };
 }
 
 /**
@@ -332,35 +362,4 @@ export class MultiLock {
     this.#core.acquired(result.acquired);
     return result.acquired as MultiLease;
   }
-}
-
-/** Validates `lh.multiLock(names, options)`; returns the names and the default ttl. */
-export function checkMultiLock(
-  names: unknown,
-  options: unknown,
-  defaults: { ttl: number },
-): { names: string[]; ttl: number } {
-  if (!Array.isArray(names) || names.length === 0) {
-    throw new TypeError(
-      `leasehold: option "names" must be a non-empty array of lock names; received ${describe(names)}`,
-    );
-  }
-  if (names.length > MAX_NAMES) {
-    throw new TypeError(
-      `leasehold: option "names" must hold at most ${MAX_NAMES} names; received ${names.length}`,
-    );
-  }
-  const seen = new Set<string>();
-  for (const [i, name] of names.entries()) {
-    checkName(name, `names[${i}]`);
-    if (seen.has(name)) {
-      throw new TypeError(
-        `leasehold: option "names" must not repeat a name; received ${describe(name)} twice`,
-      );
-    }
-    seen.add(name);
-  }
-  const o = checkObject(options, 'options');
-  checkKnownKeys(o, ['ttl'], 'multiLock options');
-  return { names: [...names], ttl: o['ttl'] === undefined ? defaults.ttl : checkTtl(o['ttl']) };
 }
