@@ -42,6 +42,38 @@ test('TickWrites: the writes of one turn leave in one go when the turn ends, in 
   assert.equal(Buffer.concat(received).toString(), 'one two three four');
 });
 
+test('TickWrites: a busy turn leaves in writes of 8 commands, so Redis starts on the first ones', async (t) => {
+  const server = createServer((peer: Socket) => peer.resume());
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  const socket = connect(port, '127.0.0.1');
+  t.after(() => {
+    socket.destroy();
+    server.close();
+  });
+  await once(socket, 'connect');
+  // Commands per write: the writes made since the socket was last uncorked, at each uncork.
+  const batches: number[] = [];
+  let pending = 0;
+  const uncork = socket.uncork.bind(socket);
+  socket.uncork = () => {
+    batches.push(pending);
+    pending = 0;
+    uncork();
+  };
+  const writes = new TickWrites();
+  for (let i = 0; i < 20; i++) {
+    writes.before(socket);
+    socket.write('x');
+    pending++;
+  }
+  assert.deepEqual(batches, [8, 8], 'two full batches sent during the turn');
+  await new Promise((resolve) => process.nextTick(resolve));
+  assert.deepEqual(batches, [8, 8, 4], 'the rest when the turn ended');
+  assert.equal(socket.writableCorked, 0);
+});
+
 test('TickWrites: a socket without cork() (or none yet) is written as it is', () => {
   const writes = new TickWrites();
   assert.doesNotThrow(() => writes.before(undefined));
