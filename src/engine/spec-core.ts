@@ -77,7 +77,7 @@ export class SpecCore<K, R> implements LeaseCore {
     return this.#runner.lostWith(key, affects);
   }
 
-  extendMany(items: readonly { lease: Lease; ttl: number }[]): Promise<(boolean | Error)[]> {
+  async extendMany(items: readonly { lease: Lease; ttl: number }[]): Promise<(boolean | Error)[]> {
     const spec = this.#spec;
     const restore = spec.quorum?.restore;
     const ops = items.map(({ lease, ttl }): ExtendOp => {
@@ -87,7 +87,23 @@ export class SpecCore<K, R> implements LeaseCore {
       if (restore === undefined) return { call, ttl };
       return { call, ttl, restore: restore(keys, lease.stored, ttl, lease.fencingToken) };
     });
-    return this.#runner.extend(ops);
+    const results = await this.#runner.extend(ops);
+    if (this.#runner.replicated) this.#giveBackLost(items, results);
+    return results;
+  }
+
+  /**
+   * A quorum lease lost on a majority may still hold its token on a minority (this very
+   * extension renewed it there, or an earlier one restored it before the rest of the loss
+   * arrived): give those copies back rather than leave them until their TTL. Compare-and-delete,
+   * so a key someone else took stays theirs. Best effort: a copy missed lapses at its TTL.
+   */
+  #giveBackLost(items: readonly { lease: Lease }[], results: readonly (boolean | Error)[]): void {
+    const spec = this.#spec;
+    const calls = items
+      .filter((_, i) => results[i] === false)
+      .map(({ lease }) => spec.release(spec.keys(this.#prefix, lease.name), lease.stored, lease.detail as R));
+    if (calls.length > 0) this.#runner.release(calls).catch(() => {});
   }
 
   async release(lease: Lease): Promise<boolean> {

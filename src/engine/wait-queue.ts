@@ -148,8 +148,10 @@ export class WaitQueue<T, W extends Waiter<T> = Waiter<T>> {
   #retryAfter(ms: number): void {
     if (ms <= 0 && this.#quickRetries < MAX_QUICK_RETRIES) {
       this.#quickRetries++;
+      // Not unref'd: an unref'd immediate does not keep the event loop from sleeping in its poll
+      // phase, so the retry ran only when something else woke the process (a timer seconds
+      // later). A ref'd immediate keeps the process up for one turn, no longer.
       const immediate = setImmediate(() => this.wake());
-      immediate.unref();
       this.#cancelRetry = () => clearImmediate(immediate);
       return;
     }

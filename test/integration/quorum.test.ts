@@ -205,6 +205,38 @@ describe(`quorum mode over 3 masters (${mode})`, () => {
     assert.ok(reason instanceof LockLostError);
   });
 
+  test('a lease lost on a majority gives back the copy a minority still holds', async () => {
+    const prefix = uniquePrefix('q');
+    // One ttl for both modes: polling hears of the loss at the next extension (2 s), well before
+    // the copy's own expiry (the failed extension set it to 6 s on the node that still had it).
+    const lh = await quorum(prefix, { ttl: 6_000 });
+    const lease = await until(
+      'a lease on all three nodes',
+      async () => {
+        const candidate = await lh.acquire('minority-left');
+        if ((await holders(prefix, 'minority-left', candidate.stored)).length === 3) return candidate;
+        await candidate.release();
+        return undefined;
+      },
+      { timeout: 5_000 },
+    );
+    await Promise.all(
+      [1, 2].map((i) => command(masters.servers[i]!.port, ['DEL', lockKey(prefix, 'minority-left')])),
+    );
+    const reason = await within(
+      aborted(lease.signal),
+      tracking ? 1_000 : 3_000,
+      'holder notices the majority',
+    );
+    assert.ok(reason instanceof LockLostError);
+    // The copy on node 0 is this lease's token: given back, not left to block that node for 6 s.
+    await until(
+      'no node holds the lost lease',
+      async () => ((await holders(prefix, 'minority-left', lease.stored)).length === 0 ? true : undefined),
+      { timeout: 1_000 },
+    );
+  });
+
   // Without restoring missing keys on extension, the second restart leaves the lease on one node:
   // its next extension finds a majority gone, and the contender's tryAcquire gets in.
   test('rolling restarts, one master at a time and a TTL apart: the lease survives and nobody else gets in', async () => {
