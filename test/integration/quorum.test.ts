@@ -208,7 +208,7 @@ describe(`quorum mode over 3 masters (${mode})`, () => {
   test('a lease lost on a majority gives back the copy a minority still holds', async () => {
     const prefix = uniquePrefix('q');
     // One ttl for both modes: polling hears of the loss at the next extension (2 s), well before
-    // the copy's own expiry (the failed extension set it to 6 s on the node that still had it).
+    // the copy's own expiry (the extension that found the loss renewed it to 6 s on node 0).
     const lh = await quorum(prefix, { ttl: 6_000 });
     const lease = await until(
       'a lease on all three nodes',
@@ -220,8 +220,18 @@ describe(`quorum mode over 3 masters (${mode})`, () => {
       },
       { timeout: 5_000 },
     );
+    // Taken over on nodes 1 and 2, not deleted: a re-verification between two DELs would rightly
+    // put the first key back, and the lease would be held again.
     await Promise.all(
-      [1, 2].map((i) => command(masters.servers[i]!.port, ['DEL', lockKey(prefix, 'minority-left')])),
+      [1, 2].map((i) =>
+        command(masters.servers[i]!.port, [
+          'SET',
+          lockKey(prefix, 'minority-left'),
+          'someone-else',
+          'PX',
+          10_000,
+        ]),
+      ),
     );
     const reason = await within(
       aborted(lease.signal),
