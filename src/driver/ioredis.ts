@@ -283,6 +283,8 @@ export class IoredisDriver implements Driver {
 
   async close(): Promise<void> {
     this.#closed = true;
+    // A proof in flight finishes first: its poke deletes the canary keys (bounded: connect + DEL).
+    await this.#canary.settle(2 * CANARY_TIMEOUT);
     for (const poker of this.#pokers) poker.disconnect();
     for (const unwatch of this.#unwatch.splice(0)) unwatch();
     const own = this.#own ? this.#cmd : undefined;

@@ -298,6 +298,8 @@ export class NodeRedisDriver implements Driver {
 
   async close(): Promise<void> {
     this.#closed = true;
+    // A proof in flight finishes first: its poke deletes the canary keys (bounded: connect + DEL).
+    await this.#canary.settle(2 * CANARY_TIMEOUT);
     for (const poker of this.#pokers) poker.destroy();
     if (!this.#own) {
       this.#cmd?.off('ready', this.#onUserReady);

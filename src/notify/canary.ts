@@ -1,4 +1,4 @@
-import { within } from '../driver/timeouts.ts';
+import { settledWithin, within } from '../driver/timeouts.ts';
 import type { ScriptCall, TrackingProof } from '../driver/types.ts';
 import { monotonic } from '../engine/clock.ts';
 import { newToken } from '../engine/context.ts';
@@ -38,6 +38,18 @@ interface Pending {
  */
 export class Canary {
   readonly #pending = new Map<string, Pending>();
+  /** Proofs in flight: close() lets them finish, so that their poke deletes the canary keys. */
+  readonly #proving = new Set<Promise<TrackingProof>>();
+
+  /**
+   * For the driver's close(): waits for proofs in flight, at most `ms`. A proof runs after every
+   * connect and reconnect without anyone awaiting it; closing in the middle of one cut its poke
+   * off and left its two keys behind for their 60 s TTL (a model test caught it).
+   */
+  settle(ms: number): Promise<void> {
+    if (this.#proving.size === 0) return Promise.resolve();
+    return settledWithin(Promise.allSettled([...this.#proving]), ms);
+  }
 
   /** The driver passes every push here first (canary keys are nobody else's business). */
   hear(keys: readonly string[] | null): void {
@@ -50,7 +62,15 @@ export class Canary {
     }
   }
 
-  async prove(port: CanaryPort, base: string): Promise<TrackingProof> {
+  prove(port: CanaryPort, base: string): Promise<TrackingProof> {
+    const proof = this.#prove(port, base);
+    this.#proving.add(proof);
+    const done = () => this.#proving.delete(proof);
+    proof.then(done, done);
+    return proof;
+  }
+
+  async #prove(port: CanaryPort, base: string): Promise<TrackingProof> {
     const { read, declared } = canaryKeys(base);
     const started = monotonic();
     let pending: Pending | undefined;
