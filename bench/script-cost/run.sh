@@ -12,13 +12,8 @@
 # Use: bash bench/script-cost/run.sh [redis-server binary]   (e.g. .servers/valkey-8.0/redis-server)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-bin=${1:-redis-server}
-port=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
-"$bin" --port "$port" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 &
-pid=$!
-trap 'kill "$pid" 2>/dev/null' EXIT
-until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.05; done
-echo "$("$bin" --version | cut -d' ' -f1-3)"
+# shellcheck source=bench/script-cost/server.sh
+source "$here/server.sh"
 # Includes expanded as the library's loader expands them (src/scripts/index.ts).
 expand() { sed -e '/^--- @include "next-fence"$/{r '"$here"'/../../src/scripts/includes/next-fence.lua' -e 'd}' "$1"; }
 for variant in floor before inline now; do

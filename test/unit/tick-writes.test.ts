@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect, createServer, type Socket } from 'node:net';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { TickWrites } from '../../src/driver/tick-writes.ts';
 
-test('TickWrites: the writes of one turn leave in one go when the turn ends, in order', async (t) => {
-  const server = createServer();
+/** A loopback TCP connection; `received` collects what the far end reads. Closed after the test. */
+async function connection(t: TestContext): Promise<{ socket: Socket; received: Buffer[] }> {
   const received: Buffer[] = [];
-  server.on('connection', (peer: Socket) => peer.on('data', (chunk: Buffer) => received.push(chunk)));
+  const server = createServer((peer: Socket) => peer.on('data', (chunk: Buffer) => received.push(chunk)));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as { port: number };
@@ -17,6 +17,11 @@ test('TickWrites: the writes of one turn leave in one go when the turn ends, in 
     server.close();
   });
   await once(socket, 'connect');
+  return { socket, received };
+}
+
+test('TickWrites: the writes of one turn leave in one go when the turn ends, in order', async (t) => {
+  const { socket, received } = await connection(t);
 
   const writes = new TickWrites();
   for (const part of ['one ', 'two ', 'three']) {
@@ -43,16 +48,7 @@ test('TickWrites: the writes of one turn leave in one go when the turn ends, in 
 });
 
 test('TickWrites: a busy turn leaves in writes of 8 commands, so Redis starts on the first ones', async (t) => {
-  const server = createServer((peer: Socket) => peer.resume());
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  const socket = connect(port, '127.0.0.1');
-  t.after(() => {
-    socket.destroy();
-    server.close();
-  });
-  await once(socket, 'connect');
+  const { socket } = await connection(t);
   // Commands per write: the writes made since the socket was last uncorked, at each uncork.
   const batches: number[] = [];
   let pending = 0;
