@@ -2,6 +2,7 @@ import type { RedisClientType } from 'redis';
 import { CANARY_TIMEOUT, Canary, defaultCanaryKey, refused } from '../notify/canary.ts';
 import { preloadScripts } from '../scripts/index.ts';
 import { isDefinitive, missingPackage } from './connect-errors.ts';
+import { PacedSends } from './paced-sends.ts';
 import { within } from './timeouts.ts';
 import {
   asError,
@@ -69,6 +70,8 @@ export class NodeRedisDriver implements Driver {
   #cmd: Client | undefined;
   #notify: Client | undefined;
   readonly #own: boolean;
+  /** Our own connection's commands, handed to node-redis 8 per write (PacedSends says why). */
+  readonly #paced: PacedSends | undefined;
   readonly #options: NodeDriverOptions;
   #handlers = NO_HANDLERS;
   #closed = false;
@@ -77,6 +80,7 @@ export class NodeRedisDriver implements Driver {
     this.#options = options;
     this.#tracking = options.tracking;
     this.#own = options.client === undefined;
+    this.#paced = this.#own ? new PacedSends() : undefined;
   }
 
   get tracking(): boolean {
@@ -276,7 +280,12 @@ export class NodeRedisDriver implements Driver {
     });
   }
 
-  async eval(call: ScriptCall): Promise<unknown> {
+  eval(call: ScriptCall): Promise<unknown> {
+    const paced = this.#paced;
+    return paced === undefined ? this.#eval(call) : paced.send(() => this.#eval(call));
+  }
+
+  async #eval(call: ScriptCall): Promise<unknown> {
     const cmd = this.#cmd!;
     try {
       return await cmd.sendCommand(evalArgs(call, true));
@@ -286,14 +295,22 @@ export class NodeRedisDriver implements Driver {
     }
   }
 
-  // node-redis writes every command issued in one tick in a single batch: one round trip.
-  async evalMany(calls: readonly ScriptCall[]): Promise<unknown[]> {
-    const settled = await Promise.allSettled(calls.map((call) => this.eval(call)));
+  // node-redis writes the commands handed to it before its next setImmediate together: a batch
+  // is one round trip.
+  evalMany(calls: readonly ScriptCall[]): Promise<unknown[]> {
+    const paced = this.#paced;
+    return paced === undefined ? this.#evalMany(calls) : paced.sendBatch(() => this.#evalMany(calls));
+  }
+
+  async #evalMany(calls: readonly ScriptCall[]): Promise<unknown[]> {
+    const settled = await Promise.allSettled(calls.map((call) => this.#eval(call)));
     return settled.map((s) => (s.status === 'fulfilled' ? s.value : asError(s.reason)));
   }
 
   command(args: readonly string[]): Promise<unknown> {
-    return this.#cmd!.sendCommand([...args]);
+    const cmd = this.#cmd!;
+    const paced = this.#paced;
+    return paced === undefined ? cmd.sendCommand([...args]) : paced.send(() => cmd.sendCommand([...args]));
   }
 
   async close(): Promise<void> {
