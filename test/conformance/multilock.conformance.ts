@@ -31,6 +31,12 @@ export interface MultiTarget {
   close(): Promise<void>;
   /** The names this run uses for the letters a, b, c... (hash-tagged ones on a Cluster). */
   name(letter: string): string;
+  /**
+   * A name lives on several independent masters (a quorum): `del` reaches them one after another,
+   * and an extension that runs between two DELs rightly restores the copy while a majority still
+   * holds it, so a DEL is not a certain loss there (a takeover is: SET NX cannot restore it).
+   */
+  readonly replicated?: boolean;
 }
 
 /** A one-store target (one Redis, a MemoryBackend) as a MultiTarget. */
@@ -189,7 +195,11 @@ export function multiLockConformance(label: string, start: () => Promise<MultiTa
       const [a, b] = lhs as [Leasehold, Leasehold];
       // How one name is lost, and which names are left for the library to give back.
       const lose: [() => Promise<unknown>, string][] = [
-        [() => target.del(key(prefix, 'b')), 'abc'],
+        // On a quorum the DEL case can rightly end with the lease kept (MultiTarget.replicated):
+        // it failed a CI run that way once; the takeover below is certain everywhere.
+        ...(target.replicated
+          ? []
+          : [[() => target.del(key(prefix, 'b')), 'abc'] as [() => Promise<unknown>, string]]),
         [() => b.forceAcquire(target.name('c')), 'ab'],
       ];
       for (const [how, ours] of lose) {

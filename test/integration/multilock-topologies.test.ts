@@ -84,6 +84,7 @@ async function quorumTarget() {
     exists: async (key: string) => (await all(['EXISTS', key])).some((reply) => reply === 1),
     close: async () => {},
     name: (letter: string) => letter,
+    replicated: true,
   };
 }
 
