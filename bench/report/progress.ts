@@ -183,8 +183,12 @@ export function progress(results: Results, baseline: Results | undefined): strin
     '- **No per-command timers, no per-call pipelines.** node-redis 6 arms an `AbortSignal.timeout` for ' +
       'every command by default; leasehold bounds its own waits (acquire timeouts, lease validity, a grace ' +
       'period in `close()`) and turns that off. On ioredis a single release or extension is a plain command ' +
-      'instead of a `Pipeline` object, and commands are written at once rather than auto-pipelined per ' +
-      'tick, so that Redis works on the first ones while the process issues the rest.',
+      'instead of a `Pipeline` object.',
+    '- **Writes of 8.** Both drivers send the commands of one turn of the event loop in writes of at most ' +
+      '8 (ioredis: its socket corked per turn, src/driver/tick-writes.ts; node-redis: handed 8 commands ' +
+      'per write, src/driver/paced-sends.ts), so that Redis works on the first ones while the process ' +
+      'issues the rest; one write per command cost a system call each on both sides, one write per turn ' +
+      'left Redis idle while the process issued it (“Writes per turn” below).',
     '- **Leaner leases.** A held lease is one bookkeeping object that is also its push listener: no ' +
       'closures, arrays or Sets per lease; a release makes its `LockReleasedError` only when a signal ' +
       'exists or someone asks for it.',
