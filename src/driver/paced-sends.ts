@@ -15,7 +15,9 @@ const PER_WRITE = 8;
  * replies in between.
  *
  * A batch (`sendBatch`, the renewer's extensions) is one unit: it goes to the client whole, to be
- * written in one piece as before, and only after everything issued ahead of it.
+ * written in one piece as before, and only after everything issued ahead of it. A command the
+ * client refuses at once (offline) schedules no write there, so the next write may carry more
+ * than PER_WRITE: the count is a pace, never a condition for sending.
  */
 export class PacedSends {
   /** Units handed to the client since its last write (a batch counts as a whole write). */
@@ -37,7 +39,13 @@ export class PacedSends {
   }
 
   #handOver<T>(send: () => Promise<T>, units: number): Promise<T> {
-    const promise = send();
+    let promise: Promise<T>;
+    try {
+      promise = send();
+    } catch (error) {
+      // As a held send would: the caller gets a rejection either way.
+      promise = Promise.reject(error);
+    }
     // After send(): the client schedules its write there, and #next must run after that write.
     if (this.#handed === 0) setImmediate(this.#next);
     this.#handed += units;

@@ -57,14 +57,17 @@ async function quorum(prefix: string, options: ConnectOptions = {}): Promise<Lea
   return lh;
 }
 
+/** The lock key's value on each node (null: none; an Error: the node did not answer). */
+async function values(prefix: string, name: string): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const server of masters.servers)
+    out.push(await command(server.port, ['GET', lockKey(prefix, name)]).catch((error: unknown) => error));
+  return out;
+}
+
 /** Which nodes hold the lock key with this token. */
 async function holders(prefix: string, name: string, token: string): Promise<number[]> {
-  const out: number[] = [];
-  for (const [i, server] of masters.servers.entries()) {
-    const value = await command(server.port, ['GET', lockKey(prefix, name)]).catch(() => null);
-    if (value === token) out.push(i);
-  }
-  return out;
+  return (await values(prefix, name)).flatMap((value, i) => (value === token ? [i] : []));
 }
 
 describe(`quorum mode over 3 masters (${mode})`, () => {
@@ -163,22 +166,32 @@ describe(`quorum mode over 3 masters (${mode})`, () => {
     const prefix = uniquePrefix('q');
     const lh = await quorum(prefix, { ttl: tracking ? 6_000 : 900 });
     // The premise needs the lease on all three nodes: a node still reconnecting after the
-    // previous test's restart would make one DEL a majority.
-    const lease = await until(
+    // previous test's restart would make one DEL a majority. Each try takes a new name: an
+    // acquire that reaches a slow node after the try's release there leaves a stale key for the
+    // TTL (6 s, longer than this wait), as any Redlock attempt may on a minority; that failed a CI
+    // rehearsal once with one name ("condition never held" for 5 s).
+    const tries: string[] = [];
+    const { lease, name } = await until(
       'a lease on all three nodes',
       async () => {
-        const candidate = await lh.acquire('majority');
-        if ((await holders(prefix, 'majority', candidate.stored)).length === 3) return candidate;
+        const tryName = `majority-${tries.length}`;
+        const candidate = await lh.acquire(tryName);
+        const found = await values(prefix, tryName);
+        if (found.every((value) => value === candidate.stored)) return { lease: candidate, name: tryName };
+        const shown = found.map((value) => (value === candidate.stored ? 'ours' : String(value)));
+        tries.push(`${tryName}: [${shown.join(' | ')}]`);
         await candidate.release();
         return undefined;
       },
       { timeout: 5_000 },
-    );
-    await command(masters.servers[0]!.port, ['DEL', lockKey(prefix, 'majority')]);
+    ).catch((error: unknown) => {
+      throw new Error(`${String(error)}; tries: ${tries.join(', ')}`);
+    });
+    await command(masters.servers[0]!.port, ['DEL', lockKey(prefix, name)]);
     // The holder re-verifies (on the push, or polling at its next extension) and restores it.
     await until(
       'the deleted key is back with the holder',
-      async () => ((await holders(prefix, 'majority', lease.stored)).length === 3 ? true : undefined),
+      async () => ((await holders(prefix, name, lease.stored)).length === 3 ? true : undefined),
       { timeout: 3_000 },
     );
     assert.equal(lease.lost, false, 'a minority lost is tolerated');
@@ -188,13 +201,7 @@ describe(`quorum mode over 3 masters (${mode})`, () => {
     // way). Another owner's value on a majority cannot be put back (SET NX): the lease must end.
     await Promise.all(
       [0, 1].map((i) =>
-        command(masters.servers[i]!.port, [
-          'SET',
-          lockKey(prefix, 'majority'),
-          'someone-else',
-          'PX',
-          '10000',
-        ]),
+        command(masters.servers[i]!.port, ['SET', lockKey(prefix, name), 'someone-else', 'PX', '10000']),
       ),
     );
     const reason = await within(
