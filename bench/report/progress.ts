@@ -103,6 +103,11 @@ function shortfalls(results: Results): string[] {
           : `The floor in this run (a bare socket push plus one round trip: no Redis client, no Lua) has ` +
             `p50 ${fmtMs(floor)} ms, which leaves ${fmtMs(Math.max(0, 0.15 - floor))} ms for a Redis client, ` +
             'a Lua script and two turns of the event loop: no client library comes near that here. ') +
+        (s.handoff?.floor === undefined
+          ? ''
+          : `Across processes, the same loop over bare sockets with leasehold’s scripts (section 2) has p50 ` +
+            `${fmtMs(s.handoff.floor.gap.p50)} ms: waking a second process and the herd cost that much before ` +
+            'any client library. ') +
         'leasehold’s gap is a small multiple of the floor. What remains is the Redis client’s write ' +
         'scheduling and the herd: every waiting process retries on the push and all but one lose. The fair ' +
         'lock (`lh.fairLock`) wakes only the next waiter in line.',

@@ -1,3 +1,5 @@
+import { crossProcessFloor } from '../contenders/floor.ts';
+import type { Contender } from '../contenders/types.ts';
 import { Bench } from '../lib/redis.ts';
 import { median, medianSummary, now, type Summary, summarize } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
@@ -17,10 +19,19 @@ export interface HandoffResult {
   settings: Record<string, number>;
   /** Worker clock minus parent clock (ms), with the bound from the IPC round trip. */
   clockOffsets: { worker: number; offset: number; error: number }[];
-  contenders: Record<
-    string,
-    { gap: Summary; handoffsPerSecond: number; overlaps: number; rounds: HandoffRound[] }
-  >;
+  contenders: Record<string, HandoffSummary>;
+  /**
+   * The same loop in the same worker processes over bare sockets with leasehold's scripts
+   * (bench/contenders/floor.ts): what any lock that wakes every waiting process pays here.
+   */
+  floor?: HandoffSummary;
+}
+
+export interface HandoffSummary {
+  gap: Summary;
+  handoffsPerSecond: number;
+  overlaps: number;
+  rounds: HandoffRound[];
 }
 
 /** Release-to-acquire gaps between different processes inside [from, to]. */
@@ -67,7 +78,8 @@ export async function handoff(ctx: Context): Promise<HandoffResult> {
       `  handoff: worker clock offsets ${clockOffsets.map((o) => `${(o.offset * 1000).toFixed(0)}±${(o.error * 1000).toFixed(0)} µs`).join(', ')}`,
     );
     const ready = new Set<string>();
-    for (const c of ctx.contenders) {
+    const floor = crossProcessFloor;
+    for (const c of [...ctx.contenders, floor]) {
       const ok = await guard(ctx, 'handoff', c.id, () =>
         Promise.all(workers.map((w) => w.call({ cmd: 'init', contender: c.id, url: bench.url }))),
       );
@@ -75,7 +87,10 @@ export async function handoff(ctx: Context): Promise<HandoffResult> {
     }
     const rounds = new Map<string, HandoffRound[]>([...ready].map((id) => [id, []]));
     for (let round = 0; round < cfg.rounds; round++) {
-      for (const c of order(ctx, round)) {
+      // The floor takes its turn at a rotating place among the contenders, under the same noise.
+      const turn: Contender[] = order(ctx, round);
+      turn.splice(round % (turn.length + 1), 0, floor);
+      for (const c of turn) {
         if (!ready.has(c.id)) continue;
         const name = lockName('handoff', c.id, round);
         const events: (Event & { t: number })[] = [];
@@ -113,16 +128,25 @@ export async function handoff(ctx: Context): Promise<HandoffResult> {
       await Promise.allSettled(workers.map((w) => w.call({ cmd: 'close', contender: id })));
     }
     const contenders: HandoffResult['contenders'] = {};
+    let floorSummary: HandoffSummary | undefined;
     for (const [id, list] of rounds) {
       if (list.length === 0) continue;
-      contenders[id] = {
+      const summary = {
         gap: medianSummary(list),
         handoffsPerSecond: median(list.map((r) => r.handoffsPerSecond)),
         overlaps: list.reduce((acc, r) => acc + r.overlaps, 0),
         rounds: list,
       };
+      if (id === floor.id) floorSummary = summary;
+      else contenders[id] = summary;
     }
-    return { redisVersion: await bench.version(), settings: { ...cfg }, clockOffsets, contenders };
+    return {
+      redisVersion: await bench.version(),
+      settings: { ...cfg },
+      clockOffsets,
+      contenders,
+      ...(floorSummary === undefined ? {} : { floor: floorSummary }),
+    };
   } finally {
     await Promise.all(workers.map((w) => w.stop()));
     await bench.stop();
