@@ -62,10 +62,11 @@ describe(`events and diagnostics channels (${mode})`, () => {
       assert.equal(extended.ttl, 300);
       assert.ok(extended.expiresAt > Date.now());
 
+      // Listening before the DEL: the holder can hear its push and re-verify before this process
+      // handles the DEL's own reply (a new connection; seen for a flush in live-view.test.ts).
+      const losing = once(lh, 'lost');
       await command(redis.server.port, ['DEL', lockKey(prefix, 'job')]);
-      const [lost] = (await within(once(lh, 'lost'), 2_000, 'loss after an external DEL')) as [
-        LeaseholdEvents['lost'],
-      ];
+      const [lost] = (await within(losing, 2_000, 'loss after an external DEL')) as [LeaseholdEvents['lost']];
       assert.ok(lost.error instanceof LockLostError);
       assert.equal(lost.fencingToken, first.fencingToken);
       assert.ok(first.lost);
@@ -103,8 +104,11 @@ describe(`events and diagnostics channels (${mode})`, () => {
     const rec = record(lh);
     try {
       const lease = await lh.acquire('job');
+      // Listening before the stop: the dropped connection can fail an extension before stop()
+      // has seen the process exit.
+      const failing = once(lh, 'extension-failed');
       await own.stop();
-      const [failed] = (await within(once(lh, 'extension-failed'), 2_000, 'a failed extension')) as [
+      const [failed] = (await within(failing, 2_000, 'a failed extension')) as [
         LeaseholdEvents['extension-failed'],
       ];
       assert.equal(failed.name, 'job');
