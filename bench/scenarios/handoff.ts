@@ -1,5 +1,4 @@
 import { crossProcessFloor } from '../contenders/floor.ts';
-import type { Contender } from '../contenders/types.ts';
 import { Bench } from '../lib/redis.ts';
 import { median, medianSummary, now, type Summary, summarize } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
@@ -88,7 +87,7 @@ export async function handoff(ctx: Context): Promise<HandoffResult> {
     const rounds = new Map<string, HandoffRound[]>([...ready].map((id) => [id, []]));
     for (let round = 0; round < cfg.rounds; round++) {
       // The floor takes its turn at a rotating place among the contenders, under the same noise.
-      const turn: Contender[] = order(ctx, round);
+      const turn = order(ctx, round);
       turn.splice(round % (turn.length + 1), 0, floor);
       for (const c of turn) {
         if (!ready.has(c.id)) continue;

@@ -281,8 +281,12 @@ export class NodeRedisDriver implements Driver {
   }
 
   eval(call: ScriptCall): Promise<unknown> {
-    const paced = this.#paced;
-    return paced === undefined ? this.#eval(call) : paced.send(() => this.#eval(call));
+    return this.#send(() => this.#eval(call));
+  }
+
+  /** One command through PacedSends on our own connection; a user's client gets it at once. */
+  #send<T>(send: () => Promise<T>): Promise<T> {
+    return this.#paced === undefined ? send() : this.#paced.send(send);
   }
 
   async #eval(call: ScriptCall): Promise<unknown> {
@@ -298,8 +302,8 @@ export class NodeRedisDriver implements Driver {
   // node-redis writes the commands handed to it before its next setImmediate together: a batch
   // is one round trip.
   evalMany(calls: readonly ScriptCall[]): Promise<unknown[]> {
-    const paced = this.#paced;
-    return paced === undefined ? this.#evalMany(calls) : paced.sendBatch(() => this.#evalMany(calls));
+    const send = () => this.#evalMany(calls);
+    return this.#paced === undefined ? send() : this.#paced.sendBatch(send);
   }
 
   async #evalMany(calls: readonly ScriptCall[]): Promise<unknown[]> {
@@ -309,8 +313,7 @@ export class NodeRedisDriver implements Driver {
 
   command(args: readonly string[]): Promise<unknown> {
     const cmd = this.#cmd!;
-    const paced = this.#paced;
-    return paced === undefined ? cmd.sendCommand([...args]) : paced.send(() => cmd.sendCommand([...args]));
+    return this.#send(() => cmd.sendCommand([...args]));
   }
 
   async close(): Promise<void> {
