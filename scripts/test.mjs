@@ -3,7 +3,8 @@
 // product promises the same behaviour in each mode. `servers` runs the notification-sensitive
 // suites on every server line (scripts/servers.sh fetches them); LEASEHOLD_SERVER_LINES picks
 // some, e.g. `LEASEHOLD_SERVER_LINES=valkey-8.0,redis-8.0 node scripts/test.mjs servers`, and
-// LEASEHOLD_SERVER_DRIVERS the drivers (default: node-redis,ioredis). LEASEHOLD_TEST_ENVS narrows
+// LEASEHOLD_SERVER_DRIVERS the drivers (default: node-redis,ioredis), LEASEHOLD_SERVER_SUITES the
+// suites (default: integration,fault). LEASEHOLD_TEST_ENVS narrows
 // the other suites' matrix, e.g. `LEASEHOLD_TEST_ENVS=node-redis+tracking` (CI's second runtime).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -39,12 +40,12 @@ const SERVER_SUITES = [
   {
     dir: 'integration',
     names:
-      /^(mutex|mutex-faults|mutex-processes|own-client|quorum|cluster|key-majority|sentinel|semaphore|rwlock|fair|election|conformance-redis|redis-contract|script-tracking|memory-scripts|restart-empty|events|notifications|doctor|release-race|extend-race|inspect|live-view)\.test\.ts$/,
+      /^(mutex|mutex-faults|mutex-processes|own-client|own-keys|quorum|cluster|key-majority|sentinel|semaphore|rwlock|fair|election|conformance-redis|redis-contract|script-tracking|memory-scripts|restart-empty|stalls|fence-expiry|key-lifetimes|events|notifications|doctor|release-race|extend-race|inspect|live-view)\.test\.ts$/,
     envs: [tracked('node-redis'), tracked('ioredis')],
   },
   { dir: 'fault', names: /^safety\.test\.ts$/, envs: [tracked('node-redis')] },
 ];
-const ALL_LINES = ['redis-7.0', 'valkey-8.0', 'redis-8.0', 'valkey-8.1'];
+const ALL_LINES = ['redis-7.0', 'valkey-8.0', 'redis-8.0', 'valkey-8.1', 'redis-8.6', 'valkey-9.1'];
 
 /** The server binary of a line: the system's redis-server for 7.0, scripts/servers.sh's for the others. */
 function serverOf(line) {
@@ -57,22 +58,33 @@ function serverOf(line) {
   return binary;
 }
 
+/**
+ * Integration files about the command line (its flags, messages, output): they run in the first
+ * environment of the matrix only. The CLI drives the same drivers as the library, whose own suites
+ * run in every environment; running them three times cost about two minutes of CI for nothing.
+ */
+const ONCE = /^(cli-run|cli-views|cli-inputs-(run|views)|cli-messages|cli-status|dashboard)\.test\.ts$/;
+
 /** Every run to make: a label, the files, and the environment. */
 function runs() {
   const out = [];
   for (const suite of wanted) {
     if (suite !== 'servers') {
       const files = testFiles(join('test', suite));
-      for (const env of files.length === 0 ? [] : (matrix[suite] ?? [{}]).filter(picked)) {
-        out.push({ suite, files, env });
+      const envs = files.length === 0 ? [] : (matrix[suite] ?? [{}]).filter(picked);
+      for (const [i, env] of envs.entries()) {
+        const mine = i === 0 ? files : files.filter((file) => !ONCE.test(basename(file)));
+        out.push({ suite, files: mine, env });
       }
       continue;
     }
     const lines = (process.env.LEASEHOLD_SERVER_LINES ?? ALL_LINES.join(',')).split(',').filter(Boolean);
+    // LEASEHOLD_SERVER_SUITES=integration leaves the short safety run out (CI runs it on two lines).
+    const dirs = (process.env.LEASEHOLD_SERVER_SUITES ?? 'integration,fault').split(',');
     for (const line of lines) {
       const binary = serverOf(line);
       const drivers = (process.env.LEASEHOLD_SERVER_DRIVERS ?? 'node-redis,ioredis').split(',');
-      for (const { dir, names, envs } of SERVER_SUITES) {
+      for (const { dir, names, envs } of SERVER_SUITES.filter((suite) => dirs.includes(suite.dir))) {
         const files = testFiles(join('test', dir)).filter((file) => names.test(basename(file)));
         for (const env of envs.filter((e) => drivers.includes(e.LEASEHOLD_TEST_DRIVER))) {
           out.push({ suite: `${line} ${dir}`, files, env: { ...env, LEASEHOLD_REDIS_SERVER: binary } });

@@ -19,6 +19,7 @@ export const CHANNELS = {
   disconnected: 'leasehold:disconnected',
   reconnected: 'leasehold:reconnected',
   notifications: 'leasehold:notifications',
+  'pending-releases': 'leasehold:pending-releases',
 } as const satisfies Record<keyof LeaseholdEvents, string>;
 
 const channels = Object.fromEntries(

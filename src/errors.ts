@@ -55,7 +55,7 @@ export class LockReleasedError extends LeaseholdError {
 
   /**
    * Made on every release, to be the signal's reason, and never thrown from where it is made:
-   * a stack trace would say nothing and capturing one showed up in profiles.
+   * a stack trace would say nothing, and capturing one on every release costs for nothing.
    * @internal
    */
   static quick(lockName: string, detail?: string): LockReleasedError {
@@ -149,21 +149,3 @@ export const ERROR_CODES = [
   'LEASEHOLD_ERR_DURABILITY',
   'LEASEHOLD_ERR_NOTIFICATIONS',
 ] as const;
-
-/** Server-side refusals (a script error, a wrong type) versus "Redis did not answer". */
-export function toLeaseholdError(error: unknown, operation: string): LeaseholdError {
-  if (error instanceof LeaseholdError) return error;
-  const cause = error instanceof Error ? error : new Error(String(error));
-  if (/^(ERR|WRONGTYPE|NOSCRIPT|BUSY|READONLY|NOPERM|OOM)/.test(cause.message)) {
-    return new RedisCommandError(`${operation} failed: ${cause.message}`, { cause });
-  }
-  return new RedisUnavailableError(`${operation} failed: Redis did not answer (${cause.message})`, { cause });
-}
-
-/**
- * The per-call outcome of a pipelined batch of compare scripts that answer 1 (done) or 0 (this
- * token no longer holds the key): true, false, or the LeaseholdError of that call.
- */
-export function toOutcomes(results: readonly unknown[], operation: string): (boolean | LeaseholdError)[] {
-  return results.map((r) => (r instanceof Error ? toLeaseholdError(r, operation) : r === 1));
-}

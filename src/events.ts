@@ -24,6 +24,20 @@ export interface LeaseholdEvents {
    */
   reconnected: Record<string, never>;
   /**
+   * The give-backs Redis has not confirmed changed: a release whose reply never came, the key of
+   * an acquisition whose reply never came, a lease lost to a dropped connection. Each is queued
+   * and retried (compare-and-delete) as soon as a connection works again, so a healed network
+   * frees its names at once rather than after their TTL. `pending` counts them after the change
+   * (also `lh.stats.pendingReleases`); `change` says what happened to the one about `name`:
+   * 'queued', 'released' (Redis confirmed: given back, or no longer this process's), 'expired'
+   * (its TTL has surely run out) or 'dropped' (Redis refused it, or the instance closed).
+   */
+  'pending-releases': {
+    name: string;
+    pending: number;
+    change: 'queued' | 'released' | 'expired' | 'dropped';
+  };
+  /**
    * How this instance learns of changes switched: 'polling' when a notification canary failed
    * (CLIENT TRACKING refused, pushes dropped on the way, a server with other tracking rules;
    * `reason` says which), 'tracking' when a later canary (after a reconnect) proved pushes

@@ -16,7 +16,6 @@ export {
 } from './errors.ts';
 export type { LeaseholdEvents } from './events.ts';
 export type { Primitive } from './inspect/layout.ts';
-export type { Holder, Inspection, NodeInspection, Waiter } from './inspect/types.ts';
 export { Lease } from './lease.ts';
 export { Leasehold } from './leasehold.ts';
 export { MemoryBackend } from './memory/index.ts';
@@ -26,11 +25,14 @@ export type {
   InspectOptions,
   ListOptions,
   MultiLockOptions,
+  OnceOptions,
   SemaphoreAcquireOptions,
   SemaphoreOptions,
+  TlsOptions,
 } from './options/index.ts';
 export type { Election, Leader, LeadershipChange, Term } from './primitives/election.ts';
 export type { FairLock } from './primitives/fair.ts';
+export type { Holder, Inspection, NodeInspection, Waiter } from './primitives/inspection.ts';
 export { MultiLease, type MultiLock } from './primitives/multi-lock.ts';
 export type { ReadWriteLock } from './primitives/rwlock.ts';
 export type { Semaphore } from './primitives/semaphore.ts';

@@ -1,5 +1,6 @@
-import { drift, monotonic } from './engine/clock.ts';
-import { tokenOf } from './engine/owner.ts';
+import { drift, monotonic } from './base/clock.ts';
+import { tokenOf } from './base/owner.ts';
+import { retryable } from './engine/give-backs.ts';
 import { type LeaseholdError, LockLostError, LockReleasedError, type LossReason } from './errors.ts';
 import { checkTtl } from './options/index.ts';
 
@@ -27,6 +28,8 @@ export interface LeaseCore {
 export interface LeaseHost {
   /** The lease is over, lost (`error`) or released (undefined, or a LockReleasedError): forget it. */
   finished(lease: Lease, error: LeaseholdError | undefined): void;
+  /** Its release got no answer: give the key back once Redis answers again (`send` retries it). */
+  giveBack(lease: Lease, send: () => Promise<unknown>): void;
 }
 
 /** @internal */
@@ -68,12 +71,12 @@ export class Lease {
   /** @internal LeaseInit.detail. */
   readonly detail: unknown;
   // Made on first use of `signal`: many leases are acquired and released without anyone reading
-  // it, and an AbortController was the largest single cost of a lease (time and memory).
+  // it, and an AbortController is the largest single part of a lease (time and memory).
   #controller: AbortController | undefined;
   /**
    * Why the lease ended; undefined while it runs. RELEASED: a plain release whose
    * LockReleasedError nobody has asked for yet (made on first use: most releases are never
-   * looked at, and an Error per release was a twentieth of an acquire's CPU).
+   * looked at, and an Error per release is a stack capture nobody reads).
    */
   #ended: LeaseholdError | typeof RELEASED | undefined;
   readonly #core: LeaseCore;
@@ -172,8 +175,11 @@ export class Lease {
    * Compare-and-delete. Resolves true when this call released the lock, false when there was
    * nothing to release: a second call, a lease close() already released, or a lease lost before
    * (then its key is still given back if it is somehow still this holder's; an unreachable Redis
-   * does not make that throw). Rejects only when a held lease's release could not reach Redis;
-   * the lease ends locally all the same and its key lapses at its TTL.
+   * does not make that throw). Rejects (RedisUnavailableError, or QuorumError) only when Redis did
+   * not confirm a held lease's release within `commandTimeout`: the lease ends locally all the
+   * same, and the release is queued and sent again as soon as a connection works
+   * (`lh.stats.pendingReleases`, the 'pending-releases' event), so the name is free once Redis
+   * is back rather than after its TTL.
    */
   release(): Promise<boolean> {
     // A second call: nothing more to release, whatever the first one found.
@@ -196,8 +202,11 @@ export class Lease {
         return held;
       },
       (error: unknown) => {
+        // Unconfirmed: give the key back once Redis answers again (a lost lease's key may still be
+        // this holder's). A refusal (a script error) is not retried; its key lapses at its TTL.
+        if (retryable(error)) this.#host.giveBack(this, () => this.#core.release(this));
         if (wasDone) return false;
-        // The release never reached Redis: the key lapses at its TTL. The holder is done either way.
+        // The holder is done either way.
         this.#finish(LockReleasedError.quick(this.name, 'released locally (Redis did not answer)'));
         throw error;
       },

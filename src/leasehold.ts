@@ -1,20 +1,13 @@
 import { EventEmitter } from 'node:events';
+import { connectDrivers, createDrivers } from './api/open-drivers.ts';
+import { type Wiring, wire } from './api/wiring.ts';
 import { loadTelemetry, Observer } from './diagnostics.ts';
-import { connectDrivers, createDrivers } from './driver/topology.ts';
 import type { Driver } from './driver/types.ts';
 import type { Context } from './engine/context.ts';
-import { Engine } from './engine/engine.ts';
-import { keyMajority } from './engine/key-majority.ts';
-import { QuorumRunner } from './engine/quorum-runner.ts';
-import { Renewer } from './engine/renewer.ts';
-import { type Runner, SingleRunner } from './engine/runner.ts';
+import type { Engine } from './engine/engine.ts';
 import { ConnectionClosedError, NotificationsError } from './errors.ts';
 import type { LeaseholdEvents } from './events.ts';
-import { Inspector } from './inspect/inspector.ts';
-import type { Inspection } from './inspect/types.ts';
 import type { Lease } from './lease.ts';
-import { Connections } from './notify/connections.ts';
-import { Dispatcher } from './notify/dispatcher.ts';
 import {
   type AcquireOptions,
   type ConnectOptions,
@@ -22,16 +15,19 @@ import {
   checkConnectOptions,
   checkMultiLock,
   checkName,
+  checkOnceOptions,
   type InspectOptions,
   type ListOptions,
   type MultiLockOptions,
+  type OnceOptions,
   type SemaphoreOptions,
   type ValidConnectOptions,
 } from './options/index.ts';
 import type { Election } from './primitives/election.ts';
 import type { FairLock } from './primitives/fair.ts';
 import { PrimitiveHandles } from './primitives/handles.ts';
-import { type MultiLock, MultiLock as MultiLockClass, MultiLockCore } from './primitives/multi-lock.ts';
+import type { Inspection } from './primitives/inspection.ts';
+import { MultiLock } from './primitives/multi-lock.ts';
 import { MutexSpec } from './primitives/mutex.ts';
 import type { ReadWriteLock } from './primitives/rwlock.ts';
 import type { Semaphore } from './primitives/semaphore.ts';
@@ -47,80 +43,30 @@ import type { Semaphore } from './primitives/semaphore.ts';
 export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [LeaseholdEvents[E]] }> {
   readonly #options: ValidConnectOptions;
   readonly #drivers: readonly Driver[];
-  readonly #dispatcher = new Dispatcher();
-  readonly #renewer = new Renewer();
   readonly #observer = new Observer(this);
+  readonly #wiring: Wiring;
   readonly #engine: Engine;
   readonly #mutex = new MutexSpec();
-  readonly #quorum: QuorumRunner | undefined;
-  readonly #connections: Connections;
   #closing: Promise<void> | undefined;
 
   private constructor(options: ValidConnectOptions, drivers: readonly Driver[]) {
     super();
     this.#options = options;
     this.#drivers = drivers;
-    const driver = drivers[0]!;
-    const self = this;
-    const keys = options.cluster?.keyMajority;
-    this.#quorum =
-      drivers.length > 1
-        ? new QuorumRunner(drivers.map((d) => ({ driver: d })))
-        : keys === undefined
-          ? undefined
-          : keyMajority(driver, keys);
-    // A key majority runs the lock specs on a quorum of keys; the others keep one key on the cluster.
-    const single = drivers.length > 1 ? undefined : new SingleRunner(driver);
-    const ctx: Context = {
-      runner: (this.#quorum ?? single) as Runner,
-      single,
-      dispatcher: this.#dispatcher,
-      renewer: this.#renewer,
-      prefix: options.prefix,
-      ttl: options.ttl,
-      retryDelay: options.retryDelay,
-      owner: options.owner,
-      get closed() {
-        return self.#closing !== undefined;
-      },
-      emit: (event, payload) => {
-        // A throwing user listener must not break the lock machinery that emitted the event.
-        try {
-          this.#observer.observe(event, payload);
-          (this.emit as (e: string, p: unknown) => boolean)(event, payload);
-        } catch (error) {
-          queueMicrotask(() => {
-            throw error;
-          });
-        }
-      },
+    const emit: Context['emit'] = (event, payload) => {
+      // A throwing user listener must not break the lock machinery that emitted the event.
+      try {
+        this.#observer.observe(event, payload);
+        (this.emit as (e: string, p: unknown) => boolean)(event, payload);
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
     };
-    this.#engine = new Engine(ctx);
-    this.#multi = new MultiLockCore(this.#engine, { sharded: options.cluster !== undefined });
-    this.#renewer.observer = {
-      extended: ({ name, fencingToken, ttl, expiresAt }) =>
-        ctx.emit('extended', { name, fencingToken, ttl, expiresAt }),
-      extensionFailed: ({ name, fencingToken, expiresAt }, error) =>
-        ctx.emit('extension-failed', { name, fencingToken, error, expiresAt }),
-    };
+    this.#wiring = wire(options, drivers, emit, () => this.#closing !== undefined);
+    this.#engine = this.#wiring.engine;
     this.#others = new PrimitiveHandles(this.#engine, { ttl: options.ttl });
-    this.#inspector = new Inspector(
-      drivers.map((d, i) => ({
-        label: options.nodes?.[i] === undefined ? 'redis' : safeUrl(options.nodes[i]),
-        driver: d,
-      })),
-      options.prefix,
-    );
-    this.#connections = new Connections({
-      drivers,
-      notifications: options.notifications,
-      onDisconnect: options.onDisconnect,
-      dispatcher: this.#dispatcher,
-      engine: this.#engine,
-      quorum: this.#quorum,
-      emit: ctx.emit,
-      closing: () => this.#closing !== undefined,
-    });
   }
 
   /**
@@ -133,9 +79,9 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
     const lh = new Leasehold(valid, drivers);
     await connectDrivers(drivers, valid);
     await loadTelemetry();
-    lh.#connections.start();
-    if (valid.notifications === 'tracking' && lh.#connections.mode !== 'tracking') {
-      const reason = lh.#connections.failedProof()?.reason;
+    lh.#wiring.connections.start();
+    if (valid.notifications === 'tracking' && lh.#wiring.connections.mode !== 'tracking') {
+      const reason = lh.#wiring.connections.failedProof()?.reason;
       await lh.close();
       throw new NotificationsError(
         `notifications: 'tracking' was asked for, but invalidation pushes could not be proven (${reason?.message ?? 'no proof'}); ` +
@@ -152,7 +98,7 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
    * extension). With `notifications: 'auto'` it falls back to 'polling' when the proof fails.
    */
   get notifications(): 'tracking' | 'polling' {
-    return this.#connections.mode;
+    return this.#wiring.connections.mode;
   }
 
   /**
@@ -170,17 +116,23 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
      * node restarted empty, or is down). The next extension puts them back where it can.
      */
     underReplicated: number;
+    /**
+     * Give-backs Redis has not confirmed yet (releases, keys of acquisitions whose reply never
+     * came), retried as soon as a connection works again (the 'pending-releases' event).
+     */
+    pendingReleases: number;
     driver: 'node-redis' | 'ioredis' | 'memory';
     trackingRule: 'declared-keys' | 'read-keys' | undefined;
     notificationsReason: string | undefined;
   } {
-    const proof = this.#connections.failedProof() ?? this.#drivers[0]?.proof;
+    const proof = this.#wiring.connections.failedProof() ?? this.#drivers[0]?.proof;
     return {
       ...this.#engine.stats,
-      watchedKeys: this.#dispatcher.size,
-      renewing: this.#renewer.size,
-      notifications: this.#connections.mode,
-      underReplicated: this.#quorum?.partial ?? 0,
+      watchedKeys: this.#wiring.dispatcher.size,
+      renewing: this.#wiring.renewer.size,
+      notifications: this.#wiring.connections.mode,
+      underReplicated: this.#wiring.quorum?.partial ?? 0,
+      pendingReleases: this.#wiring.giveBacks.size,
       driver: this.#options.memory !== undefined ? 'memory' : this.#options.driver,
       trackingRule: proof?.rule,
       notificationsReason: proof?.reason?.message,
@@ -201,18 +153,21 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
   }
 
   /** One attempt: the Lease, or undefined when another holder has it. */
-  async tryAcquire(
-    name: string,
-    options?: Pick<AcquireOptions, 'ttl' | 'owner'>,
-  ): Promise<Lease | undefined> {
+  async tryAcquire(name: string, options?: OnceOptions): Promise<Lease | undefined> {
     checkName(name);
-    return this.#engine.tryAcquire(this.#mutex, name, undefined, checkAcquireOptions(options, this.#options));
+    const valid = checkOnceOptions(options, this.#options, 'tryAcquire');
+    return this.#engine.tryAcquire(this.#mutex, name, undefined, valid);
   }
 
   /** Takes the lock over from whoever holds it; their `signal` aborts at once. */
-  async forceAcquire(name: string, options?: Pick<AcquireOptions, 'ttl' | 'owner'>): Promise<Lease> {
+  async forceAcquire(name: string, options?: OnceOptions): Promise<Lease> {
     checkName(name);
-    return this.#engine.force(this.#mutex, name, undefined, checkAcquireOptions(options, this.#options));
+    return this.#engine.force(
+      this.#mutex,
+      name,
+      undefined,
+      checkOnceOptions(options, this.#options, 'forceAcquire'),
+    );
   }
 
   /**
@@ -242,7 +197,7 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
     if (this.#closing === undefined) {
       this.#closing = (async () => {
         await this.#engine.close().catch(() => {});
-        this.#renewer.close();
+        this.#wiring.renewer.close();
         await Promise.all(this.#drivers.map((driver) => driver.close()));
       })();
     }
@@ -255,8 +210,6 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
 
   // --- other primitives ---
 
-  readonly #multi: MultiLockCore;
-
   /**
    * Several lock names held as one lease: all or none, one fencing token per name, no deadlock
    * between callers asking for overlapping names in any order. Each name is the same lock
@@ -268,7 +221,7 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
    */
   multiLock(names: readonly string[], options?: MultiLockOptions): MultiLock {
     const valid = checkMultiLock(names, options, { ttl: this.#options.ttl });
-    return new MultiLockClass(this.#multi, valid.names, { ttl: valid.ttl });
+    return new MultiLock(this.#engine, valid.names, { ttl: valid.ttl });
   }
 
   readonly #others: PrimitiveHandles;
@@ -324,8 +277,6 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
 
   // --- inspection ---
 
-  readonly #inspector: Inspector;
-
   /**
    * Who holds `name` and who waits, as Redis has it now: holders with their `owner`, `since`,
    * remaining TTL and fencing token; waiters where the primitive records them (fair lock queue,
@@ -341,7 +292,7 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
     try {
       checkName(name);
       if (this.#closing !== undefined) throw new ConnectionClosedError();
-      return this.#inspector.inspect(name, options);
+      return this.#wiring.inspector.inspect(name, options);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -358,7 +309,7 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
   list(options?: ListOptions): Promise<Inspection[]> {
     if (this.#closing !== undefined) return Promise.reject(new ConnectionClosedError());
     try {
-      return this.#inspector.list(options);
+      return this.#wiring.inspector.list(options);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -373,17 +324,5 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
           `${this.#drivers.length} nodes); connect it with "url", "sentinel" or "cluster" (see docs/semaphore.md)`,
       );
     }
-  }
-}
-
-/** A node's URL without its credentials, to show in inspections. */
-function safeUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = '';
-    u.password = '';
-    return u.toString().replace(/\/$/, '');
-  } catch {
-    return 'redis';
   }
 }

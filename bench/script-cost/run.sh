@@ -14,8 +14,13 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=bench/script-cost/server.sh
 source "$here/server.sh"
-# Includes expanded as the library's loader expands them (src/scripts/index.ts).
-expand() { sed -e '/^--- @include "next-fence"$/{r '"$here"'/../../src/scripts/includes/next-fence.lua' -e 'd}' "$1"; }
+# Includes expanded as the library's loader expands them (src/scripts/index.ts): next-fence, then
+# the idle include it starts with.
+includes="$here/../../src/scripts/includes"
+expand() {
+  sed -e '/^--- @include "next-fence"$/{r '"$includes"'/next-fence.lua' -e 'd}' "$1" |
+    sed -e '/^--- @include "idle"$/{r '"$includes"'/idle.lua' -e 'd}'
+}
 for variant in floor before inline now; do
   sha=$(redis-cli -p "$port" SCRIPT LOAD "$(expand "$here/$variant.lua")")
   redis-cli -p "$port" CONFIG RESETSTAT >/dev/null

@@ -1,66 +1,49 @@
 import { readFileSync } from 'node:fs';
+import { redact } from '../base/redact.ts';
 import { createNodeDriver } from '../driver/node-driver.ts';
-import type { Driver } from '../driver/types.ts';
-import { keyFor } from '../engine/context.ts';
+import type { Driver, DriverHandlers, NodeDriverOptions } from '../driver/types.ts';
 import { readOne } from '../inspect/read.ts';
 import {
   checkDriver,
   checkName,
   checkPrefix,
+  checkTls,
   checkUrl,
   DEFAULT_PREFIX,
   defaultUrl,
   installedDriver,
-  MAX_LIST_LIMIT,
+  type TlsOptions,
 } from '../options/index.ts';
-
-/**
- * Exit codes of the `leasehold` command (docs/cli.md lists them, online at DOCS). Codes from sysexits.h where one
- * fits; `run` otherwise exits with its command's own code, or 128 + N when a signal N ended it.
- */
-export const EXIT = {
-  ok: 0,
-  /** Bad arguments or options. */
-  usage: 64,
-  /** Could not connect to Redis, or Redis stopped answering. */
-  unavailable: 69,
-  /** A bug or an unexpected failure inside leasehold. */
-  software: 70,
-  /** `run`: the lock was not acquired (busy with --no-wait, or --timeout ran out). */
-  notAcquired: 75,
-  /** `run`: the lock was lost while the command ran; the command was terminated. */
-  lost: 76,
-  /** `run`: the command exists but could not be executed. */
-  cannotExecute: 126,
-  /** `run`: the command was not found. */
-  notFound: 127,
-} as const;
-
-/** Where the documentation lives online (the package ships only README.md). */
-export const DOCS = 'https://github.com/leasehold-js/leasehold/blob/main/docs';
-
-/** A failure with the exit code it maps to; main() prints the message and exits with the code. */
-export class CliError extends Error {
-  readonly exitCode: number;
-  constructor(message: string, exitCode: number = EXIT.usage) {
-    super(message);
-    this.exitCode = exitCode;
-  }
-}
+import { mutexLayout } from '../primitives/mutex.ts';
+import { CliError, DOCS, EXIT } from './exit.ts';
+import { DURATION_EXAMPLES } from './values.ts';
 
 /** Options every command that talks to Redis accepts (for node:util parseArgs). */
 export const connectionOptions = {
   redis: { type: 'string' },
   prefix: { type: 'string' },
   driver: { type: 'string' },
+  'tls-ca': { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'tls-servername': { type: 'string' },
+  'tls-insecure': { type: 'boolean' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
 export const connectionHelp = `Connection options:
-  --redis <url>       Redis URL (default: $REDIS_URL, else redis://127.0.0.1:6379)
+  --redis <url>       Redis URL (default: $REDIS_URL, else redis://127.0.0.1:6379); rediss:// for
+                      TLS. A password in it is never printed; $REDIS_URL keeps it out of ps
   --prefix <prefix>   key namespace (default: leasehold)
   --driver <name>     node-redis or ioredis (default: the one installed, node-redis if both)
+  --tls-ca <file>     trust the CA certificates in this PEM file instead of Node's bundled ones
+                      (NODE_EXTRA_CA_CERTS=<file> adds to them instead); needs rediss://
+  --tls-cert <file>   client certificate (PEM), with --tls-key, for tls-auth-clients servers
+  --tls-key <file>    the client certificate's private key (PEM)
+  --tls-servername <name>  the name the server certificate must carry (default: the URL's host)
+  --tls-insecure      do not verify the server's certificate (encrypted, but anyone on the path
+                      can pose as the server and read the password): for throw-away setups only
   --json              machine-readable output (JSON)
   -h, --help          show this help`;
 
@@ -68,15 +51,64 @@ export interface Connection {
   url: string;
   prefix: string;
   driver: 'node-redis' | 'ioredis';
+  /** The --tls-* flags as the library's `tls` option; undefined when none was given. */
+  tls?: TlsOptions | undefined;
 }
 
-/** The connection flags, checked as `Leasehold.connect()` checks `url`, `prefix` and `driver`. */
-export function connection(values: { redis?: string; prefix?: string; driver?: string }): Connection {
+type ConnectionValues = {
+  redis?: string | undefined;
+  prefix?: string | undefined;
+  driver?: string | undefined;
+  'tls-ca'?: string | undefined;
+  'tls-cert'?: string | undefined;
+  'tls-key'?: string | undefined;
+  'tls-servername'?: string | undefined;
+  'tls-insecure'?: boolean | undefined;
+};
+
+/** The connection flags, checked as `Leasehold.connect()` checks `url`, `prefix`, `driver` and `tls`. */
+export function connection(values: ConnectionValues): Connection {
+  const url = usage(() => checkUrl(values.redis ?? defaultUrl(), '--redis'));
+  const tls = tlsFlags(values);
+  if (tls !== undefined && !url.startsWith('rediss://')) {
+    throw new CliError(
+      '--tls-* flags need a rediss:// URL (--redis or $REDIS_URL): with redis:// the connection would not be encrypted',
+    );
+  }
   return usage(() => ({
-    url: checkUrl(values.redis ?? defaultUrl(), '--redis'),
+    url,
     prefix: checkPrefix(values.prefix ?? DEFAULT_PREFIX, '--prefix'),
     driver: checkDriver(values.driver ?? installedDriver(), '--driver'),
+    tls: tls === undefined ? undefined : checkTls(tls, [url], '--tls'),
   }));
+}
+
+/** The --tls-* flags as the `tls` option, files read; undefined when none was given. */
+function tlsFlags(values: ConnectionValues): TlsOptions | undefined {
+  const read = (flag: 'tls-ca' | 'tls-cert' | 'tls-key'): Buffer | undefined => {
+    const file = values[flag];
+    if (file === undefined) return undefined;
+    try {
+      return readFileSync(file);
+    } catch (error) {
+      throw new CliError(
+        `--${flag}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
+    }
+  };
+  const ca = read('tls-ca');
+  const cert = read('tls-cert');
+  const key = read('tls-key');
+  if ((cert === undefined) !== (key === undefined))
+    throw new CliError('--tls-cert and --tls-key go together');
+  const tls: TlsOptions = {
+    ...(ca === undefined ? {} : { ca }),
+    ...(cert === undefined ? {} : { cert }),
+    ...(key === undefined ? {} : { key }),
+    ...(values['tls-servername'] === undefined ? {} : { servername: values['tls-servername'] }),
+    ...(values['tls-insecure'] === true ? { rejectUnauthorized: false } : {}),
+  };
+  return Object.keys(tls).length === 0 ? undefined : tls;
 }
 
 /** Runs the library's option checks on command-line values: a TypeError is a usage error. */
@@ -93,7 +125,12 @@ export function usage<T>(check: () => T): T {
  * `leasehold: option "--prefix" must be ...` (main() puts the command's name in front).
  */
 export function usageError(error: TypeError): CliError {
-  return new CliError(error.message.replace(/^leasehold: /, '').replace(/^option "(--[\w-]+)"/, '$1'));
+  return new CliError(
+    error.message
+      .replace(/^leasehold: /, '')
+      .replace(/^option "(--[\w-]+)"/, '$1')
+      .replace(/^option "(\w+)"/, '<$1>'),
+  );
 }
 
 /**
@@ -107,7 +144,7 @@ export function parseArgsMessage(error: { code: string; message: string }, comma
       // `--ttl -5`: the value looks like an option, or is missing.
       if (/ambiguous/.test(error.message)) {
         return ['--ttl', '--timeout', '--grace'].includes(option)
-          ? `${option} must be a duration like 500, 500ms, 10s or 2m; a negative one is not accepted`
+          ? `${option} must be a duration like ${DURATION_EXAMPLES}; a negative one is not accepted`
           : `${option} needs a value; the argument after it starts with "-"`;
       }
       return /argument missing/.test(error.message) ? `${option} needs a value` : `${option} takes no value`;
@@ -123,26 +160,6 @@ export function parseArgsMessage(error: { code: string; message: string }, comma
   }
 }
 
-/** Parses a non-negative number of milliseconds, with an optional `ms`, `s` or `m` suffix. */
-export function duration(value: string | undefined, option: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (value === 'Infinity' || value === 'inf') return Number.POSITIVE_INFINITY;
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(value);
-  if (match === null)
-    throw new CliError(`--${option} must be a duration like 500, 500ms, 10s or 2m; got ${value}`);
-  const scale = match[2] === 's' ? 1_000 : match[2] === 'm' ? 60_000 : 1;
-  return Number(match[1]) * scale;
-}
-
-/** `--limit` of the live views (top, dashboard): how many names they follow, as `lh.list()` caps it. */
-export function followLimit(value: string | undefined): number {
-  const limit = value === undefined ? 1_000 : Number(value);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
-    throw new CliError(`--limit must be 1..${MAX_LIST_LIMIT}`);
-  }
-  return limit;
-}
-
 export function lockName(positionals: readonly string[]): string {
   const name = positionals[0];
   if (name === undefined || name === '') throw new CliError('missing the lock name (see --help)');
@@ -150,12 +167,24 @@ export function lockName(positionals: readonly string[]): string {
 }
 
 export function keysOf(conn: Connection, name: string): { key: string; fence: string } {
-  return { key: keyFor(conn.prefix, name), fence: keyFor(conn.prefix, name, 'fence') };
+  const { lock, fence } = mutexLayout.keys(conn.prefix, name);
+  return { key: lock, fence };
 }
 
 /** Opens a bare driver (no Leasehold instance) for inspection commands. */
-export async function openDriver(conn: Connection, tracking: boolean, timeout = 5_000): Promise<Driver> {
-  const driver = createNodeDriver(conn.driver, { url: conn.url, tracking });
+export async function openDriver(
+  conn: Connection,
+  tracking: boolean,
+  extra: Pick<NodeDriverOptions, 'bcast' | 'canaryKey'> & { handlers?: DriverHandlers } = {},
+  timeout = 5_000,
+): Promise<Driver> {
+  const { handlers, ...options } = extra;
+  // The client package loads before the clock starts: on a busy machine its import alone took
+  // seconds, which the timeout then reported as "no answer". A missing one is reported by connect().
+  await import(conn.driver === 'ioredis' ? 'ioredis' : 'redis').catch(() => {});
+  const driver = createNodeDriver(conn.driver, { url: conn.url, tracking, tls: conn.tls, ...options });
+  // Before connect(): the notification canary's verdict arrives during it.
+  if (handlers !== undefined) driver.setHandlers(handlers);
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -166,14 +195,54 @@ export async function openDriver(conn: Connection, tracking: boolean, timeout = 
     ]);
   } catch (error) {
     await driver.close().catch(() => {});
+    const message = (error as Error).message;
     throw new CliError(
-      `could not connect to Redis at ${conn.url}: ${(error as Error).message}`,
-      EXIT.unavailable,
+      `could not connect to Redis at ${redact(conn.url)}: ${linked(message)}${hint(message)}`,
+      refusedAccess(message) ? EXIT.noPermission : EXIT.unavailable,
     );
   } finally {
     clearTimeout(timer);
   }
   return driver;
+}
+
+/** Redis refused the credentials, or a command or key (also inside a script), as opposed to not answering. */
+export function refusedAccess(message: string): boolean {
+  return /\b(WRONGPASS|NOAUTH|NOPERM)\b|ACL failure|can't run this command|can't access at least one of the keys/.test(
+    message,
+  );
+}
+
+/** What to do about a refusal the message alone does not explain; the library's own hint made a link. */
+function hint(message: string): string {
+  if (message.includes('docs/security.md')) return '';
+  if (refusedAccess(message) && !/WRONGPASS|NOAUTH/.test(message)) {
+    return ` (the ACL user lacks a permission leasehold needs: ${DOCS}/security.md)`;
+  }
+  if (/does not match certificate's altnames/.test(message)) {
+    return " (TLS: the server's certificate is for another name: give that name with --tls-servername <name>)";
+  }
+  if (/certificate|self[- ]signed|unable to (get|verify)/i.test(message)) {
+    return ' (TLS: the server certificate is not trusted: pass its CA with --tls-ca <file> or NODE_EXTRA_CA_CERTS)';
+  }
+  return '';
+}
+
+/** The library's pointer to docs/security.md, as a link (the package ships no docs). */
+function linked(message: string): string {
+  return message.replace('docs/security.md', `${DOCS}/security.md`);
+}
+
+/**
+ * A Redis command failed while `what`: a refused permission (NOPERM) exits 77 and names what
+ * was refused; anything else is Redis not answering (69).
+ */
+export function redisFailure(error: unknown, what: string): never {
+  const message = error instanceof Error ? error.message : String(error);
+  throw new CliError(
+    `Redis refused or failed ${what}: ${linked(message)}${hint(message)}`,
+    refusedAccess(message) ? EXIT.noPermission : EXIT.unavailable,
+  );
 }
 
 /** The state of one mutex as Redis has it. */
@@ -193,13 +262,13 @@ export interface LockState {
   fencingToken: string;
 }
 
-/** One read of a mutex, through the inspection script (src/scripts/inspect.lua). */
+/** One read of a mutex, through its inspection script (src/scripts/inspect-mutex.lua). */
 export async function readState(driver: Driver, conn: Connection, name: string): Promise<LockState> {
   const state = await readOne(driver, conn.prefix, name, 'mutex', 1);
   const holder = state?.holders[0];
   return {
     name,
-    key: keyFor(conn.prefix, name),
+    key: keysOf(conn, name).key,
     held: holder !== undefined,
     token: holder?.token ?? null,
     owner: holder?.owner ?? null,
@@ -224,27 +293,33 @@ export function printJson(value: unknown, stream: NodeJS.WritableStream = proces
   stream.write(`${JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))}\n`);
 }
 
-export function formatMs(ms: number): string {
-  if (ms < 1_000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1_000).toFixed(1)} s`;
-  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1_000)} s`;
+/** How a long-running view (watch, top, dashboard) learns that it should stop. */
+export interface Stopper {
+  /** Resolves on SIGINT, SIGTERM, a closed stdout (EPIPE), or stop(). */
+  readonly stopped: Promise<void>;
+  /** Resolves `stopped` and removes the handlers (idempotent): call it on every way out. */
+  stop(): void;
 }
 
 /**
- * Resolves on SIGINT or SIGTERM (the long-running views: watch, top, dashboard), or when `other`
- * is called (top's q key); the handlers are removed either way.
+ * Listens for SIGINT and SIGTERM from now on. Call it before the view prints anything: a
+ * supervisor that stops the view once its first line appears would otherwise find no handler
+ * yet and kill it (a SIGINT sent on the first line of `watch` did).
  */
-export function untilStopped(other?: (stop: () => void) => () => void): Promise<void> {
-  return new Promise<void>((resolve) => {
-    let undo = (): void => {};
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      undo();
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-    if (other !== undefined) undo = other(stop);
+export function stopOnSignals(): Stopper {
+  let resolve = (): void => {};
+  const stopped = new Promise<void>((r) => {
+    resolve = r;
   });
+  const stop = () => {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    process.stdout.off('error', stop);
+    resolve();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  // Whoever read our output went away (EPIPE): nobody is watching any more.
+  process.stdout.once('error', stop);
+  return { stopped, stop };
 }

@@ -2,21 +2,15 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { keyFor, newToken } from '../engine/context.ts';
-import { parseStamp } from '../engine/owner.ts';
+import { keyFor } from '../base/keys.ts';
+import { parseStamp } from '../base/owner.ts';
+import { newToken } from '../base/token.ts';
 import { scripts } from '../scripts/index.ts';
-import {
-  CliError,
-  connection,
-  connectionHelp,
-  connectionOptions,
-  EXIT,
-  followLimit,
-  printJson,
-  untilStopped,
-} from './common.ts';
+import { connection, connectionHelp, connectionOptions, printJson, stopOnSignals } from './common.ts';
+import { CliError, EXIT } from './exit.ts';
 import { type LiveEntry, LiveView, type TimelineEvent } from './live.ts';
 import { row } from './top.ts';
+import { followLimit } from './values.ts';
 
 export const dashboardHelp = `Usage: leasehold dashboard [<name-prefix>] [options]
 
@@ -26,7 +20,8 @@ the server's version. Live over Server-Sent Events from invalidation pushes (CLI
 BCAST): nothing is sent to Redis while nothing changes. Read-only unless --allow-release.
 
 Options:
-  --port <n>          port to listen on (default 7380; 0 picks a free one)
+  --port <n>          port to listen on (default 7380; 0 picks a free one); a port in use
+                      exits 73 at once
   --host <address>    address to listen on (default 127.0.0.1, this machine only). Any --host
                       requires a token: the printed URL carries it, every request must
   --allow-release     show a force-release button on mutexes (asks for confirmation; each
@@ -56,8 +51,12 @@ export async function dashboard(argv: string[]): Promise<number> {
     return EXIT.ok;
   }
   const conn = connection(values);
-  const port = values.port === undefined ? 7380 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new CliError('--port must be 0..65535');
+  // Digits only: Number() reads '' as 0 (a random port), and '0x50' or '1e3' as numbers.
+  const port =
+    values.port === undefined ? 7380 : /^\d{1,5}$/.test(values.port) ? Number(values.port) : Number.NaN;
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new CliError(`--port must be an integer from 0 to 65535; got ${values.port}`);
+  }
   const limit = followLimit(values.limit);
   const host = values.host ?? '127.0.0.1';
   // Exposed beyond this machine (or asked for explicitly): every request must carry the token.
@@ -81,7 +80,15 @@ export async function dashboard(argv: string[]): Promise<number> {
   });
   view.on('mode', (mode) => send('mode', mode));
   view.on('error', (error) => send('problem', { message: error.message }));
-  await view.start();
+  // Before anything is printed (stopOnSignals says why).
+  const signals = stopOnSignals();
+  try {
+    await view.start();
+  } catch (error) {
+    signals.stop();
+    await view.close().catch(() => {});
+    throw error;
+  }
   const server = await view.serverVersion().catch(() => 'unknown');
   const page = readFileSync(new URL('./dashboard.html', import.meta.url), 'utf8');
 
@@ -184,10 +191,16 @@ export async function dashboard(argv: string[]): Promise<number> {
     return reply(200, { released });
   }
 
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(port, host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      http.once('error', reject);
+      http.listen(port, host, () => resolve());
+    });
+  } catch (error) {
+    signals.stop();
+    await view.close();
+    throw new CliError(listenFailure(error as NodeJS.ErrnoException, host, port), EXIT.cannotListen);
+  }
   const address = http.address() as AddressInfo;
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const link = `http://${shown}:${address.port}/${token === undefined ? '' : `?token=${token}`}`;
@@ -200,12 +213,27 @@ export async function dashboard(argv: string[]): Promise<number> {
     );
   }
 
-  await untilStopped();
+  await signals.stopped;
   for (const res of clients) res.end();
   http.closeAllConnections();
   await new Promise<void>((resolve) => http.close(() => resolve()));
   await view.close();
   return EXIT.ok;
+}
+
+/** Why the page cannot be served, in one line: the port taken is the common case. */
+function listenFailure(error: NodeJS.ErrnoException, host: string, port: number): string {
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return `cannot listen on ${where}: the port is in use (another dashboard?); pick another with --port, or --port 0 for a free one`;
+    case 'EACCES':
+      return `cannot listen on ${where}: permission denied (ports below 1024 need privileges); pick another with --port`;
+    case 'EADDRNOTAVAIL':
+      return `cannot listen on ${where}: ${host} is not an address of this machine (see --host)`;
+    default:
+      return `cannot listen on ${where}: ${error.message}`;
+  }
 }
 
 function json(value: unknown): string {

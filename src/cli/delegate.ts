@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { DOCS, EXIT } from './common.ts';
+import { DOCS, EXIT } from './exit.ts';
 
 export const demoHelp = `Usage: leasehold demo
 

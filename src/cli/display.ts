@@ -1,4 +1,4 @@
-import { formatMs } from './common.ts';
+import { formatMs } from './values.ts';
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 

@@ -1,16 +1,10 @@
 import { parseArgs } from 'node:util';
+import { monotonic } from '../base/clock.ts';
+import { redact } from '../base/redact.ts';
 import type { Driver, TrackingProof } from '../driver/types.ts';
-import { monotonic } from '../engine/clock.ts';
-import {
-  connection,
-  connectionHelp,
-  connectionOptions,
-  DOCS,
-  EXIT,
-  formatMs,
-  openDriver,
-  printJson,
-} from './common.ts';
+import { connection, connectionHelp, connectionOptions, openDriver, printJson } from './common.ts';
+import { DOCS, EXIT } from './exit.ts';
+import { formatMs } from './values.ts';
 
 export const doctorHelp = `Usage: leasehold doctor [options]
 
@@ -74,7 +68,7 @@ async function examine(driver: Driver, url: string, driverName: string): Promise
   times.sort((a, b) => a - b);
   const proof: TrackingProof | undefined = driver.proof;
   return {
-    url: url.replace(/\/\/[^@/]*@/, '//***@'),
+    url: redact(url),
     driver: driverName,
     server: serverName(info),
     roundTripMs: round(times[2] ?? 0),

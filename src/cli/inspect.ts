@@ -1,30 +1,22 @@
 import { parseArgs } from 'node:util';
-import type { Driver, TrackingProof } from '../driver/types.ts';
+import { after } from '../base/timer.ts';
+import type { Driver, DriverHandlers, TrackingProof } from '../driver/types.ts';
 import {
-  CliError,
   type Connection,
   connection,
   connectionHelp,
   connectionOptions,
-  EXIT,
-  formatMs,
   keysOf,
   type LockState,
   lockName,
   openDriver,
   printJson,
   readState,
-  untilStopped,
+  redisFailure,
+  stopOnSignals,
 } from './common.ts';
-
-export const statusHelp = `Usage: leasehold status <name> [options]
-
-Shows who holds the lock <name> as Redis has it: the holder's owner and token, since when, the
-remaining TTL, and the last fencing token issued. Waiters are not listed: a mutex's waiters are not recorded
-in Redis (they learn of a release from invalidation pushes).
-
-${connectionHelp}
-`;
+import { CliError, EXIT } from './exit.ts';
+import { formatMs } from './values.ts';
 
 export const releaseHelp = `Usage: leasehold release --force <name> [options]
 
@@ -49,50 +41,6 @@ function parse(argv: string[]) {
   return parseArgs({ args: argv, options: connectionOptions, allowPositionals: true });
 }
 
-export async function status(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv);
-  if (values.help) return help(statusHelp);
-  const name = lockName(positionals);
-  const conn = connection(values);
-  // Tracking on, so that the canary tells which notification mode an instance gets here.
-  const driver = await openDriver(conn, true);
-  try {
-    const state = await query(() => readState(driver, conn, name));
-    const notifications = modeOf(driver.proof);
-    if (values.json) printJson({ ...state, notifications });
-    else
-      process.stdout.write(`${describeState(state)}notify     ${notifications}
-`);
-    return EXIT.ok;
-  } finally {
-    await driver.close();
-  }
-}
-
-/** The notification mode an instance on this connection runs in, and why, in one line. */
-function modeOf(proof: TrackingProof | undefined): string {
-  if (proof?.ok === true) return `tracking (pushes proven, ${proof.rule} rule)`;
-  return `polling (${proof?.reason?.message ?? 'unproven'})`;
-}
-
-export function describeState(s: LockState): string {
-  const lines = [`lock       ${s.name}  (key ${s.key})`];
-  if (s.held) {
-    lines.push('state      held');
-    lines.push(`holder     ${s.owner ?? '(no owner recorded)'}, token ${s.token}`);
-    if (s.since !== null)
-      lines.push(`since      ${new Date(s.since).toISOString()} (${formatMs(Date.now() - s.since)} ago)`);
-    lines.push(
-      `ttl        ${s.ttl === -1 ? 'none (the key never expires!)' : `${formatMs(s.ttl ?? 0)} remaining`}`,
-    );
-  } else {
-    lines.push('state      free');
-  }
-  lines.push(`fencing    ${s.fencingToken} (last token issued)`);
-  lines.push('waiters    not recorded in Redis for a mutex');
-  return `${lines.join('\n')}\n`;
-}
-
 export async function release(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -110,7 +58,7 @@ export async function release(argv: string[]): Promise<number> {
   const driver = await openDriver(conn, false);
   try {
     const { key } = keysOf(conn, name);
-    const deleted = Number(await query(() => driver.command(['DEL', key]))) === 1;
+    const deleted = Number(await query(() => driver.command(['DEL', key]), `deleting ${key}`)) === 1;
     if (values.json) printJson({ name, key, released: deleted });
     else process.stdout.write(deleted ? `released "${name}" (was held)\n` : `"${name}" was not held\n`);
     return EXIT.ok;
@@ -124,13 +72,23 @@ export async function watch(argv: string[]): Promise<number> {
   if (values.help) return help(watchHelp);
   const name = lockName(positionals);
   const conn = connection(values);
-  const driver = await openDriver(conn, true);
-  const watcher = new Watcher(driver, conn, name, values);
-  await watcher.refresh();
-  await untilStopped();
-  watcher.stop();
-  await driver.close();
-  return EXIT.ok;
+  const watcher = new Watcher(conn, name, values);
+  const signals = stopOnSignals();
+  try {
+    const driver = await openDriver(conn, true, { handlers: watcher.handlers });
+    watcher.driver = driver;
+    try {
+      // The first read fails the command (a refused permission must not leave a silent watch).
+      await watcher.first().catch((error: unknown) => redisFailure(error, `reading the lock "${name}"`));
+      await signals.stopped;
+    } finally {
+      watcher.stop();
+      await driver.close();
+    }
+    return EXIT.ok;
+  } finally {
+    signals.stop();
+  }
 }
 
 /** How often `watch` reads when pushes are unproven. */
@@ -138,31 +96,36 @@ const POLL_MS = 1_000;
 
 /** Re-reads the lock on every push for its key (the read re-arms tracking) and prints transitions. */
 class Watcher {
-  readonly #driver: Driver;
+  /** Set once connected; the handlers are installed before, so that the canary's verdict is heard. */
+  driver: Driver | undefined;
+  readonly handlers: DriverHandlers;
   readonly #conn: Connection;
   readonly #name: string;
   readonly #json: boolean;
   #last: LockState | undefined;
   #expiresAt: number | undefined;
-  #timer: NodeJS.Timeout | undefined;
+  #cancelTimer: (() => void) | undefined;
   #reading: Promise<void> | undefined;
   #again = false;
   #poll: NodeJS.Timeout | undefined;
 
-  constructor(driver: Driver, conn: Connection, name: string, values: Values) {
-    this.#driver = driver;
+  constructor(conn: Connection, name: string, values: Values) {
     this.#conn = conn;
     this.#name = name;
     this.#json = values.json === true;
     const { key } = keysOf(conn, name);
-    driver.setHandlers({
+    this.handlers = {
       invalidate: (keys) => {
         if (keys === null || keys.includes(key)) void this.refresh();
       },
       reset: () => void this.refresh(),
-      disconnected: (error) => this.#print('disconnected', { error: error?.message }, 'connection lost'),
+      // Before connect() has succeeded, its failure is the CLI's error message instead.
+      disconnected: (error) => {
+        if (this.driver !== undefined)
+          this.#print('disconnected', { error: error?.message }, 'connection lost');
+      },
       proven: (proof) => this.#proven(proof),
-    });
+    };
   }
 
   /** Pushes unproven (a proxy, an ACL, another server's rules): read again every second instead. */
@@ -178,6 +141,11 @@ class Watcher {
     this.#poll = setInterval(() => void this.refresh(), POLL_MS);
   }
 
+  /** The first read, whose failure the caller reports. */
+  async first(): Promise<void> {
+    if (this.driver !== undefined) this.#update(await readState(this.driver, this.#conn, this.#name));
+  }
+
   async refresh(): Promise<void> {
     if (this.#reading !== undefined) {
       this.#again = true;
@@ -187,7 +155,8 @@ class Watcher {
       do {
         this.#again = false;
         try {
-          this.#update(await readState(this.#driver, this.#conn, this.#name));
+          if (this.driver === undefined) continue;
+          this.#update(await readState(this.driver, this.#conn, this.#name));
         } catch (error) {
           this.#print(
             'error',
@@ -202,7 +171,7 @@ class Watcher {
   }
 
   stop(): void {
-    clearTimeout(this.#timer);
+    this.#cancelTimer?.();
     clearInterval(this.#poll);
   }
 
@@ -212,11 +181,11 @@ class Watcher {
     // A key that vanished once its TTL had run out expired; earlier, someone deleted it.
     const expired = this.#expiresAt !== undefined && Date.now() >= this.#expiresAt - 20;
     this.#expiresAt = next.held && next.ttl !== null && next.ttl >= 0 ? Date.now() + next.ttl : undefined;
-    clearTimeout(this.#timer);
+    this.#cancelTimer?.();
     // Redis's own expiry push can lag by seconds: read again when the TTL should have run out.
     if (next.held && next.ttl !== null && next.ttl >= 0) {
-      this.#timer = setTimeout(() => void this.refresh(), next.ttl + 1);
-      this.#timer.unref();
+      // after(): a TTL read from Redis may exceed setTimeout's 2^31-1 ms.
+      this.#cancelTimer = after(next.ttl + 1, () => void this.refresh());
     }
     const fields = { token: next.token, owner: next.owner, ttl: next.ttl, fencingToken: next.fencingToken };
     if (prev === undefined) {
@@ -244,11 +213,11 @@ class Watcher {
   }
 }
 
-async function query<T>(fn: () => Promise<T>): Promise<T> {
+async function query<T>(fn: () => Promise<T>, what: string): Promise<T> {
   try {
     return await fn();
   } catch (error) {
-    throw new CliError(`Redis command failed: ${(error as Error).message}`, EXIT.unavailable);
+    return redisFailure(error, what);
   }
 }
 

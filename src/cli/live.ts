@@ -1,11 +1,11 @@
 import { EventEmitter } from 'node:events';
-import { createNodeDriver } from '../driver/node-driver.ts';
+import { after } from '../base/timer.ts';
+import { newToken } from '../base/token.ts';
 import type { Driver, TrackingProof } from '../driver/types.ts';
-import { newToken } from '../engine/context.ts';
-import { Inspector } from '../inspect/inspector.ts';
+import { Inspector, isLive } from '../inspect/inspector.ts';
 import { type Primitive, parseKey } from '../inspect/layout.ts';
-import type { Inspection } from '../inspect/types.ts';
-import { type Connection, openDriver } from './common.ts';
+import type { Inspection } from '../primitives/inspection.ts';
+import { type Connection, openDriver, redisFailure, refusedAccess } from './common.ts';
 
 /** How often the view re-reads everything when pushes are unproven. */
 const POLL_MS = 1_000;
@@ -46,7 +46,9 @@ interface LiveEvents {
  * connection tracks in BCAST mode with PREFIX `<prefix>:{<names>` (every write under it is pushed,
  * no read needed), and only the names a push names are read again, on a second connection that
  * tracks nothing. While nothing changes, nothing is sent to Redis: no polling, no timers, except
- * one per held name at its TTL (an expiry is not pushed in time, DESIGN.md §2).
+ * one per held name at its TTL (an expiry is not pushed in time, DESIGN.md §2). Only live names
+ * (someone holds or waits) are shown: a name whose lease was released leaves the view, though its
+ * fencing counter lives on for a while.
  */
 export class LiveView extends EventEmitter<LiveEvents> {
   readonly #conn: Connection;
@@ -59,11 +61,13 @@ export class LiveView extends EventEmitter<LiveEvents> {
   readonly #dirty = new Set<string>();
   #everything = false;
   #flushing: Promise<void> | undefined;
-  readonly #expiry = new Map<string, NodeJS.Timeout>();
+  readonly #expiry = new Map<string, () => void>();
   #poll: NodeJS.Timeout | undefined;
   #closed = false;
   #scheduled = false;
   #firstProof: () => void = () => {};
+  #starting = false;
+  #startError: Error | undefined;
   mode: 'tracking' | 'polling' = 'polling';
   /** Redis commands sent since start (tests check that a quiet lock costs none). */
   reads = 0;
@@ -82,28 +86,29 @@ export class LiveView extends EventEmitter<LiveEvents> {
     const canary = `${this.#conn.prefix}:{leasehold-canary}`;
     // Redis refuses overlapping BCAST prefixes: one covers the other when names is ''.
     const bcast = canary.startsWith(watched) ? [watched] : [watched, canary];
-    const watcher = createNodeDriver(this.#conn.driver, {
-      url: this.#conn.url,
-      tracking: true,
-      bcast,
-      canaryKey: () => `${canary}:${newToken()}`,
-    });
-    watcher.setHandlers({
-      invalidate: (keys) => this.#invalidate(keys),
-      reset: () => this.#invalidate(null),
-      disconnected: (error) => this.emit('error', error ?? new Error('the connection to Redis closed')),
-      proven: (proof) => this.#proven(proof),
-    });
-    this.#watcher = watcher;
     const proven = new Promise<void>((resolve) => {
       this.#firstProof = resolve;
     });
-    await watcher.connect();
+    this.#watcher = await openDriver(this.#conn, true, {
+      bcast,
+      canaryKey: () => `${canary}:${newToken()}`,
+      handlers: {
+        invalidate: (keys) => this.#invalidate(keys),
+        reset: () => this.#invalidate(null),
+        disconnected: (error) => this.emit('error', error ?? new Error('the connection to Redis closed')),
+        proven: (proof) => this.#proven(proof),
+      },
+    });
     // The mode the view starts in is the canary's verdict: wait for it (it needs a push).
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([proven, new Promise((resolve) => (timer = setTimeout(resolve, PROOF_WAIT_MS)))]);
     clearTimeout(timer);
+    // A refused permission on the first read fails start(): a view that can never read is no view.
+    this.#starting = true;
     await this.refresh();
+    this.#starting = false;
+    const refused = this.#startError;
+    if (refused !== undefined) redisFailure(refused, `reading the names under "${this.#names}"`);
   }
 
   /** The connection that reads (tracking nothing), for the dashboard's force-release. */
@@ -122,7 +127,7 @@ export class LiveView extends EventEmitter<LiveEvents> {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#poll);
-    for (const timer of this.#expiry.values()) clearTimeout(timer);
+    for (const cancel of this.#expiry.values()) cancel();
     await Promise.all([this.#watcher?.close(), this.#reader?.close()]);
   }
 
@@ -187,12 +192,18 @@ export class LiveView extends EventEmitter<LiveEvents> {
     try {
       if (this.#everything) {
         this.#everything = false;
-        this.reads += 1;
-        const found = await inspector.scan(this.#names, undefined, this.#limit);
-        const keys = new Set(found.map(({ name, primitive }) => `${primitive}\u0000${name}`));
-        for (const key of keys) this.#dirty.add(key);
-        // Names that vanished entirely (FLUSHALL, a DEL of every key) are read once more: gone.
-        for (const key of this.entries.keys()) this.#dirty.add(key);
+        const found = await inspector.live(this.#names, undefined, this.#limit);
+        this.reads += 1 + found.length;
+        const fresh = new Set<string>();
+        for (const inspection of found) {
+          const key = `${inspection.primitive}\u0000${inspection.name}`;
+          fresh.add(key);
+          this.#dirty.delete(key);
+          this.#apply(key, inspection.name, inspection.primitive, inspection);
+        }
+        // Shown names the scan did not find live (released, FLUSHALL, a DEL of every key) are
+        // read once more: gone, or beyond the limit this time.
+        for (const key of this.entries.keys()) if (!fresh.has(key)) this.#dirty.add(key);
       }
       const batch = [...this.#dirty];
       this.#dirty.clear();
@@ -203,14 +214,17 @@ export class LiveView extends EventEmitter<LiveEvents> {
         this.#apply(key, name, primitive, inspection);
       }
     } catch (error) {
-      if (!this.#closed) this.emit('error', error as Error);
+      if (this.#starting && refusedAccess((error as Error).message)) this.#startError = error as Error;
+      else if (!this.#closed) this.emit('error', error as Error);
     }
     if (this.#everything || this.#dirty.size > 0) await this.#round();
   }
 
-  #apply(key: string, name: string, primitive: Primitive, next: Inspection | undefined): void {
+  #apply(key: string, name: string, primitive: Primitive, read: Inspection | undefined): void {
+    // Only live names are shown: a free lock whose fencing counter lives on is gone from the view.
+    const next = read !== undefined && isLive(read) ? read : undefined;
     const previous = this.entries.get(key);
-    clearTimeout(this.#expiry.get(key));
+    this.#expiry.get(key)?.();
     this.#expiry.delete(key);
     if (next === undefined) {
       if (previous === undefined) return;
@@ -234,9 +248,11 @@ export class LiveView extends EventEmitter<LiveEvents> {
     // An expiry is pushed late (seconds, on a busy server): look again when the TTL runs out.
     const ttls = next.holders.map((h) => h.ttlLeft).filter((t) => t >= 0);
     if (ttls.length > 0) {
-      const timer = setTimeout(() => void this.reread(name, primitive), Math.min(...ttls) + 5);
-      timer.unref();
-      this.#expiry.set(key, timer);
+      // after(): a TTL read from Redis may exceed setTimeout's 2^31-1 ms.
+      this.#expiry.set(
+        key,
+        after(Math.min(...ttls) + 5, () => void this.reread(name, primitive)),
+      );
     }
     this.emit('entry', entry);
   }

@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 import { LeaseholdError } from '../errors.ts';
-import { CliError, DOCS, EXIT, parseArgsMessage, version } from './common.ts';
+import { defaultUrl } from '../options/index.ts';
+import { parseArgsMessage, refusedAccess, version } from './common.ts';
 import { dashboard } from './dashboard.ts';
 import { delegate, demo } from './delegate.ts';
 import { doctor } from './doctor.ts';
-import { release, status, watch } from './inspect.ts';
+import { CliError, DOCS, EXIT } from './exit.ts';
+import { release, watch } from './inspect.ts';
 import { run } from './run.ts';
+import { status } from './status.ts';
 import { top } from './top.ts';
 
 const help = `leasehold ${version()}: distributed locks on Redis, from the command line
@@ -14,7 +17,7 @@ Usage: leasehold <command> [options]
 
 Commands:
   run <name> -- <command...>   run a command while holding the lock <name>
-  status <name>                who holds <name>, for how long, and its fencing counter
+  status <name>                who holds <name> (any primitive), who waits, TTLs, fencing tokens
   release --force <name>       delete <name> whoever holds it (the holder is told at once)
   watch <name>                 print every change to <name> as it happens
   top [<name-prefix>]          live view of every name under a prefix: holders, TTLs, waiters
@@ -56,28 +59,58 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`leasehold: unknown command "${command}"\n\n${help}`);
     return EXIT.usage;
   }
+  // Every failure is printed through this: the URL's password, however a message came to hold
+  // it, is masked (the messages redact URLs already; this is the net under them).
+  const fail = (text: string) => process.stderr.write(`leasehold ${command}: ${mask(text, rest)}\n`);
   try {
     return await handler(rest);
   } catch (error) {
     if (error instanceof CliError) {
-      process.stderr.write(`leasehold ${command}: ${error.message}\n`);
+      fail(error.message);
       return error.exitCode;
     }
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {
       const message = parseArgsMessage(error as { code: string; message: string }, command);
-      process.stderr.write(`leasehold ${command}: ${message} (see --help)\n`);
+      fail(`${message} (see --help)`);
       return EXIT.usage;
     }
     if (error instanceof LeaseholdError) {
-      process.stderr.write(`leasehold ${command}: ${error.message} [${error.code}]\n`);
+      fail(`${error.message.replace('docs/security.md', `${DOCS}/security.md`)} [${error.code}]`);
+      if (refusedAccess(error.message)) return EXIT.noPermission;
       return error.code === 'LEASEHOLD_ERR_REDIS_UNAVAILABLE' ? EXIT.unavailable : EXIT.software;
     }
-    process.stderr.write(
-      `leasehold ${command}: unexpected failure: ${(error as Error).stack ?? String(error)}\n`,
-    );
+    fail(`unexpected failure: ${(error as Error).stack ?? String(error)}`);
     return EXIT.software;
   }
+}
+
+/** `text` without the password of the Redis URL in use (--redis, else $REDIS_URL), in either spelling. */
+function mask(text: string, argv: readonly string[]): string {
+  const at = argv.findIndex((arg) => arg === '--redis' || arg.startsWith('--redis='));
+  const url = at === -1 ? defaultUrl() : ((argv[at]?.split('=').slice(1).join('=') || argv[at + 1]) ?? '');
+  let password = '';
+  try {
+    password = new URL(url).password;
+  } catch {
+    return text;
+  }
+  if (password === '') return text;
+  let decoded = password;
+  try {
+    decoded = decodeURIComponent(password);
+  } catch {
+    // a malformed escape: the raw form is what could be printed
+  }
+  return text.split(password).join('***').split(decoded).join('***');
+}
+
+// A reader that went away (`leasehold top --json | head`) is no crash: what is left to write is
+// dropped, and the live views stop as on Ctrl-C (stopOnSignals).
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+  });
 }
 
 process.exitCode = await main(process.argv.slice(2));

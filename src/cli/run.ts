@@ -1,25 +1,27 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
-import { MIN_TTL } from '../engine/clock.ts';
-import { defaultOwner } from '../engine/owner.ts';
+import { MIN_TTL } from '../base/clock.ts';
+import { defaultOwner } from '../base/owner.ts';
+import { after } from '../base/timer.ts';
 import { LockTimeoutError, RedisUnavailableError } from '../errors.ts';
 import type { Lease } from '../lease.ts';
 import { Leasehold } from '../leasehold.ts';
+import { checkOwner, MAX_TTL } from '../options/index.ts';
 import {
-  CliError,
   type Connection,
   connection,
   connectionHelp,
   connectionOptions,
-  duration,
-  EXIT,
-  formatMs,
   lockName,
   printJson,
+  refusedAccess,
+  usage,
   usageError,
 } from './common.ts';
 import { WaitingDisplay } from './display.ts';
+import { CliError, EXIT } from './exit.ts';
+import { duration, formatMs } from './values.ts';
 
 export const runHelp = `Usage: leasehold run <name> [options] -- <command> [args...]
 
@@ -29,14 +31,15 @@ was unreachable), the command gets SIGTERM, then SIGKILL after --grace.
 Signals sent to leasehold (INT, TERM, HUP, QUIT, USR1, USR2) are forwarded to the command.
 
 Options:
-  --ttl <ms>          lease validity, renewed every third of it (default: 10000)
-  --timeout <ms>      stop waiting after this long (default: wait as long as it takes)
+  --ttl <ms>          lease validity, renewed every third of it: 12ms to 24d (default: 10000)
+  --timeout <ms>      stop waiting after this long, or inf (default: wait as long as it takes)
   --wait              wait while another holder has the lock (the default)
   --no-wait           make one attempt; exit 75 at once when the lock is busy
-  --grace <ms>        after a loss, time between SIGTERM and SIGKILL (default: 5000)
+  --grace <ms>        after a loss, time between SIGTERM and SIGKILL, or inf for no SIGKILL
+                      (default: 5000)
   --owner <text>      who holds it, as inspection shows it (default: host:pid:leasehold run <command>)
 ${connectionHelp}
-  Durations accept a unit: 500ms, 10s, 2m.
+  Durations accept a unit: 500ms, 10s, 2m, 1h, 2d (1.5h too).
 
 The command's environment also has:
   LEASEHOLD_LOCK            the lock name
@@ -79,12 +82,11 @@ export async function run(argv: string[]): Promise<number> {
   if (command.length === 0)
     throw new CliError('missing the command to run (leasehold run <name> -- <command>)');
   if (values.wait && values['no-wait']) throw new CliError('--wait and --no-wait exclude each other');
-  const ttl = duration(values.ttl, 'ttl', 10_000);
-  if (ttl < MIN_TTL || !Number.isFinite(ttl)) {
-    throw new CliError(`--ttl must be a finite duration of at least ${MIN_TTL} ms; got ${values.ttl}`);
-  }
-  const timeout = duration(values.timeout, 'timeout', Number.POSITIVE_INFINITY);
-  const grace = duration(values.grace, 'grace', 5_000);
+  // The library's bounds, in the CLI's words: `--ttl 2d` is fine, `--ttl 30d` is past MAX_TTL.
+  const ttl = duration(values.ttl, 'ttl', 10_000, { min: MIN_TTL, max: MAX_TTL });
+  const timeout = duration(values.timeout, 'timeout', Number.POSITIVE_INFINITY, { infinite: true });
+  const grace = duration(values.grace, 'grace', 5_000, { infinite: true });
+  if (values.owner !== undefined) usage(() => checkOwner(values.owner, '--owner'));
   const conn = connection(values);
   const json = values.json === true;
   const report = (event: string, fields: Record<string, unknown>, human: string | undefined) => {
@@ -106,10 +108,19 @@ export async function run(argv: string[]): Promise<number> {
 
 async function connect(conn: Connection, ttl: number, owner: string): Promise<Leasehold> {
   try {
-    return await Leasehold.connect({ url: conn.url, prefix: conn.prefix, driver: conn.driver, ttl, owner });
+    const { url, prefix, driver, tls } = conn;
+    return await Leasehold.connect({
+      url,
+      prefix,
+      driver,
+      ttl,
+      owner,
+      ...(tls === undefined ? {} : { tls }),
+    });
   } catch (error) {
     if (error instanceof TypeError) throw usageError(error);
-    throw new CliError((error as Error).message, EXIT.unavailable);
+    const message = (error as Error).message;
+    throw new CliError(message, refusedAccess(message) ? EXIT.noPermission : EXIT.unavailable);
   }
 }
 
@@ -195,7 +206,7 @@ async function supervise(lease: Lease, command: string[], grace: number, report:
   for (const signal of FORWARDED) process.on(signal, forward);
 
   let lost = false;
-  let killTimer: NodeJS.Timeout | undefined;
+  let cancelKill: (() => void) | undefined;
   const onAbort = () => {
     if (!lease.lost) return;
     lost = true;
@@ -203,16 +214,17 @@ async function supervise(lease: Lease, command: string[], grace: number, report:
     report(
       'lost',
       { error: reason.message, pid: child.pid },
-      `${reason.message}; sending SIGTERM to ${file} (pid ${child.pid}), SIGKILL in ${formatMs(grace)}`,
+      `${reason.message}; sending SIGTERM to ${file} (pid ${child.pid}), ${grace === Number.POSITIVE_INFINITY ? 'no SIGKILL (--grace inf)' : `SIGKILL in ${formatMs(grace)}`}`,
     );
     forward('SIGTERM');
-    killTimer = setTimeout(() => forward('SIGKILL' as Forwarded), grace);
+    // after(): --grace may be inf (never SIGKILL) or beyond setTimeout's 2^31-1 ms.
+    cancelKill = after(grace, () => forward('SIGKILL' as Forwarded), { ref: true });
   };
   lease.signal.addEventListener('abort', onAbort, { once: true });
   report('started', { pid: child.pid, command }, undefined);
 
   const outcome = await exited;
-  clearTimeout(killTimer);
+  cancelKill?.();
   lease.signal.removeEventListener('abort', onAbort);
   for (const signal of FORWARDED) process.off(signal, forward);
   const released = await lease.release().catch((error: unknown) => {

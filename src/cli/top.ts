@@ -1,16 +1,9 @@
 import { parseArgs } from 'node:util';
-import type { Holder, Inspection } from '../inspect/types.ts';
-import {
-  connection,
-  connectionHelp,
-  connectionOptions,
-  EXIT,
-  followLimit,
-  formatMs,
-  printJson,
-  untilStopped,
-} from './common.ts';
+import type { Holder, Inspection } from '../primitives/inspection.ts';
+import { connection, connectionHelp, connectionOptions, printJson, stopOnSignals } from './common.ts';
+import { EXIT } from './exit.ts';
 import { type LiveEntry, LiveView } from './live.ts';
+import { followLimit, formatMs } from './values.ts';
 
 export const topHelp = `Usage: leasehold top [<name-prefix>] [options]
 
@@ -58,9 +51,12 @@ export async function top(argv: string[]): Promise<number> {
     );
     view.on('mode', (mode) => printJson({ time: new Date().toISOString(), event: 'mode', ...mode }));
   }
+  // Before anything is printed (stopOnSignals says why).
+  const signals = stopOnSignals();
   try {
     await view.start();
   } catch (error) {
+    signals.stop();
     await view.close().catch(() => {});
     throw error;
   }
@@ -68,17 +64,17 @@ export async function top(argv: string[]): Promise<number> {
     printJson({ time: new Date().toISOString(), event: 'ready', mode: view.mode, names: view.entries.size });
   screen?.start();
   const keys = !json && process.stdin.isTTY;
-  await untilStopped((stop) => {
-    if (!keys) return () => {};
-    const key = (data: Buffer) => {
-      if (data.toString() === 'q' || data[0] === 3) stop();
-    };
+  const key = (data: Buffer) => {
+    if (data.toString() === 'q' || data[0] === 3) signals.stop();
+  };
+  if (keys) {
     process.stdin.setRawMode(true);
     process.stdin.on('data', key);
-    return () => process.stdin.off('data', key);
-  });
+  }
+  await signals.stopped;
   screen?.stop();
   if (keys) {
+    process.stdin.off('data', key);
     process.stdin.setRawMode(false);
     process.stdin.pause();
   }

@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { DOCS, EXIT } from '../cli/common.ts';
+import { DOCS, EXIT } from '../cli/exit.ts';
 import { Leasehold } from '../index.ts';
 import { demoRedis } from './redis.ts';
 

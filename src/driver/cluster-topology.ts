@@ -1,3 +1,5 @@
+import { within } from '../base/timeouts.ts';
+import type { Driver, NodeDriverFactory } from './types.ts';
 /** Redis Cluster has this many hash slots; a key's slot picks the master that serves it. */
 export const SLOTS = 16_384;
 
@@ -83,4 +85,37 @@ export function redirection(error: unknown): { kind: 'MOVED' | 'ASK'; address: s
 
 function text(value: unknown): string {
   return value instanceof Uint8Array ? Buffer.from(value).toString() : String(value ?? '');
+}
+
+/** How long one CLUSTER SLOTS query may take before the next node is asked. */
+const QUERY_TIMEOUT = 1_000;
+
+/** A master's slot map (CLUSTER SLOTS), within QUERY_TIMEOUT. */
+export async function querySlots(driver: Driver, address: string): Promise<SlotRange[]> {
+  const reply = await within(driver.command(['CLUSTER', 'SLOTS']), QUERY_TIMEOUT);
+  return parseClusterSlots(reply, hostOf(address));
+}
+
+/** The slot map from a root node, on a connection of its own closed afterwards. */
+export async function queryRootSlots(factory: NodeDriverFactory, url: string): Promise<SlotRange[]> {
+  const driver = factory(url, false);
+  try {
+    await within(driver.connect(), QUERY_TIMEOUT);
+    return await querySlots(driver, addressOf(url));
+  } finally {
+    await driver.close().catch(() => {});
+  }
+}
+
+/**
+ * A canary key base in a slot `mine` accepts (a master's own), so a proof runs on that master's
+ * connection: the first tag `canary-<i>` that hashes there (a few tries per master).
+ */
+export function canaryKeyIn(prefix: string, mine: (slot: number) => boolean): string {
+  const token = Math.random().toString(36).slice(2);
+  for (let i = 0; i < SLOTS * 4; i++) {
+    const base = `${prefix}:{canary-${i}}:${token}`;
+    if (mine(keySlot(base))) return base;
+  }
+  return `${prefix}:{canary}:${token}`;
 }

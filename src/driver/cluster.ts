@@ -1,15 +1,16 @@
-import { monotonic } from '../engine/clock.ts';
+import { monotonic } from '../base/clock.ts';
+import { redact } from '../base/redact.ts';
+import { settledWithin } from '../base/timeouts.ts';
 import {
-  addressOf,
-  hostOf,
+  canaryKeyIn,
   keySlot,
   nodeUrl,
-  parseClusterSlots,
+  queryRootSlots,
+  querySlots,
   redirection,
   SLOTS,
   type SlotRange,
 } from './cluster-topology.ts';
-import { settledWithin, within } from './timeouts.ts';
 import {
   asError,
   type Driver,
@@ -50,8 +51,6 @@ interface NodeEntry {
 const MAX_REDIRECTS = 5;
 /** How long a command waits for a node's first connection before trying it anyway. */
 const CONNECT_WAIT = 1_000;
-/** How long one CLUSTER SLOTS query may take before the next node is asked. */
-const QUERY_TIMEOUT = 1_000;
 /** While a master in the slot map is unreachable, ask for the slot map this often. */
 const REFRESH_INTERVAL = 250;
 /** Replies that are final answers about the command, not about where the slot lives. */
@@ -113,7 +112,7 @@ export class ClusterDriver implements Driver {
   async connect(): Promise<void> {
     if (!(await this.#refresh())) {
       throw new Error(
-        `no cluster node answered CLUSTER SLOTS (root nodes: ${this.#options.rootNodes.join(', ')})`,
+        `no cluster node answered CLUSTER SLOTS (root nodes: ${this.#options.rootNodes.map(redact).join(', ')})`,
       );
     }
     await Promise.all([...this.#nodes.values()].map((entry) => entry.connected));
@@ -182,6 +181,11 @@ export class ClusterDriver implements Driver {
         return driver.command(args);
       },
     );
+  }
+
+  sameSlot(keys: readonly string[]): boolean {
+    const slot = keySlot(keys[0] ?? '');
+    return keys.every((key) => keySlot(key) === slot);
   }
 
   scanNodes(): readonly Driver[] {
@@ -283,11 +287,14 @@ export class ClusterDriver implements Driver {
       invalidate: (keys) => {
         if (current()) this.#handlers.invalidate(keys);
       },
-      reset: () => {
+      reset: (info) => {
         if (!current()) return;
         entry.epoch = ++epochs;
         entry.down = false;
-        this.#handlers.reset();
+        const restarted = info?.restarted === true;
+        this.#handlers.reset(
+          restarted ? { restarted, affects: (key) => this.#slots[keySlot(key)] === entry } : undefined,
+        );
       },
       disconnected: (error) => {
         if (!current()) return;
@@ -318,13 +325,7 @@ export class ClusterDriver implements Driver {
    * connection: the first tag `canary-<i>` that hashes there (a few tries per master).
    */
   #canaryKey(address: string): string {
-    const prefix = this.#options.prefix ?? 'leasehold';
-    const token = Math.random().toString(36).slice(2);
-    for (let i = 0; i < SLOTS * 4; i++) {
-      const base = `${prefix}:{canary-${i}}:${token}`;
-      if (this.#slots[keySlot(base)]?.address === address) return base;
-    }
-    return `${prefix}:{canary}:${token}`;
+    return canaryKeyIn(this.#options.prefix ?? 'leasehold', (slot) => this.#slots[slot]?.address === address);
   }
 
   #refresh(): Promise<boolean> {
@@ -338,30 +339,15 @@ export class ClusterDriver implements Driver {
   async #discover(): Promise<boolean> {
     const known = [...this.#nodes.values()].sort((a, b) => Number(a.down) - Number(b.down));
     for (const entry of known) {
-      const ranges = await this.#query(entry.driver, entry.address).catch(() => undefined);
+      const ranges = await querySlots(entry.driver, entry.address).catch(() => undefined);
       if (ranges !== undefined) return this.#apply(ranges);
     }
     for (const url of this.#options.rootNodes) {
       if (this.#closed) return false;
-      const ranges = await this.#queryRoot(url).catch(() => undefined);
+      const ranges = await queryRootSlots(this.#options.factory, url).catch(() => undefined);
       if (ranges !== undefined) return this.#apply(ranges);
     }
     return false;
-  }
-
-  async #query(driver: Driver, address: string): Promise<SlotRange[]> {
-    const reply = await within(driver.command(['CLUSTER', 'SLOTS']), QUERY_TIMEOUT);
-    return parseClusterSlots(reply, hostOf(address));
-  }
-
-  async #queryRoot(url: string): Promise<SlotRange[]> {
-    const driver = this.#options.factory(url, false);
-    try {
-      await within(driver.connect(), QUERY_TIMEOUT);
-      return await this.#query(driver, addressOf(url));
-    } finally {
-      await driver.close().catch(() => {});
-    }
   }
 
   /** Installs a slot map; closes masters that left it; resets the core when anything moved. */
@@ -382,7 +368,7 @@ export class ClusterDriver implements Driver {
       this.#nodes.delete(address);
       void entry.driver.close().catch(() => {});
     }
-    if (changed && this.#connected) this.#handlers.reset(true);
+    if (changed && this.#connected) this.#handlers.reset({ moved: true });
     if (this.#stale()) this.#scheduleRefresh(REFRESH_INTERVAL);
     return true;
   }

@@ -8,15 +8,12 @@ export function isDefinitive(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_NONAME') return true;
+  // A certificate the client does not trust (or not for this host) stays untrusted on retry.
+  if (typeof code === 'string' && /CERT|SELF_SIGNED|UNABLE_TO_|ERR_TLS_/.test(code)) return true;
   // A server error reply to the handshake: WRONGPASS, NOAUTH, NOPERM, ERR DB index is out of range.
   return /^(WRONGPASS|NOAUTH|NOPERM|ERR (invalid password|DB index|invalid DB index)|ERR AUTH)/i.test(
     error.message,
   );
-}
-
-/** A URL with its password (and user) hidden, for messages. */
-export function redact(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@');
 }
 
 /**

@@ -1,26 +1,28 @@
 import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import type { Redis } from 'ioredis';
-import { CANARY_TIMEOUT, Canary, defaultCanaryKey, refused } from '../notify/canary.ts';
-import { preloadScripts } from '../scripts/index.ts';
+import { within } from '../base/timeouts.ts';
+import { Arm, canaryKeyOf } from './arm.ts';
+import { CANARY_TIMEOUT } from './canary.ts';
 import { missingPackage } from './connect-errors.ts';
+import { reconnectDelay } from './node-redis-client.ts';
+import { Recovery } from './recovery.ts';
 import { TickWrites } from './tick-writes.ts';
-import { within } from './timeouts.ts';
 import {
   asError,
   closeWithin,
   type Driver,
   type DriverHandlers,
   evalArgs,
-  isBcastOverlap,
   isErrorReply,
   isNoScript,
   NO_HANDLERS,
   type NodeDriverOptions,
+  NotSentError,
   type ScriptCall,
   type TrackingProof,
-  trackingOn,
 } from './types.ts';
+import { DEFAULT_COMMAND_TIMEOUT } from './watchdog.ts';
 
 /**
  * Connects `client` (or waits for a connect under way), failing with the error the client
@@ -44,28 +46,44 @@ async function connectClient(client: Redis): Promise<void> {
   }
 }
 
+/** Drops a connection that stopped answering; ioredis then reconnects by its retryStrategy. */
+function dropSocket(client: Redis): void {
+  const stream = client.stream as Socket | undefined;
+  // A reset, not a FIN: the kernel must not keep delivering our unanswered commands to a
+  // server that comes back later (they would run after the give-backs sent on the new connection).
+  if (typeof stream?.resetAndDestroy === 'function') stream.resetAndDestroy();
+  else stream?.destroy();
+}
+
 const CHANNEL = '__redis__:invalidate';
 
 /**
  * ioredis driver. ioredis drops RESP3 pushes, so tracking uses the RESP2 recipe: a subscriber
  * connection on `__redis__:invalidate`, and CLIENT TRACKING ON REDIRECT <its id> NOLOOP on the
  * command connection. Either connection coming back re-arms the pair and resets the core.
+ * Every command goes through Recovery: a connection that leaves commands unanswered for
+ * `commandTimeout` is dropped (ours) or given up on (a user's client).
  */
 export class IoredisDriver implements Driver {
   readonly #tracking: boolean;
-  #proof: TrackingProof | undefined;
-  /** Counts proofs started: a proof overtaken by a newer one (a reconnect meanwhile) is dropped. */
-  #proofs = 0;
-  readonly #canary = new Canary();
+  /** The arm sequence and its canary (driver/arm.ts). */
+  readonly #sequence = new Arm();
   /** Canary connections open right now: close() disconnects them. */
   readonly #pokers = new Set<Redis>();
   #cmd: Redis | undefined;
   #sub: Redis | undefined;
   readonly #own: boolean;
   readonly #options: NodeDriverOptions;
+  readonly #recovery: Recovery;
+  /** A user's client was given up on: re-arm after its next answer. */
+  #suspect = false;
   #handlers = NO_HANDLERS;
   #closed = false;
   #armed = false;
+  #arming: Promise<void> | undefined;
+  #armAgain = false;
+  /** The subscriber connection's client id, once subscribed (undefined after it drops). */
+  #subId: number | undefined;
   readonly #unwatch: (() => void)[] = [];
   /** Our own command connection's writes, one per turn (a caller's client is left as it is). */
   readonly #writes: TickWrites | undefined;
@@ -75,6 +93,8 @@ export class IoredisDriver implements Driver {
     this.#tracking = options.tracking;
     this.#own = options.client === undefined;
     this.#writes = this.#own ? new TickWrites() : undefined;
+    const limit = options.commandTimeout ?? DEFAULT_COMMAND_TIMEOUT;
+    this.#recovery = new Recovery(limit, (waited) => this.#stalled(waited));
   }
 
   /** The command connection, its socket corked until the end of this turn (TickWrites). */
@@ -85,11 +105,11 @@ export class IoredisDriver implements Driver {
   }
 
   get tracking(): boolean {
-    return this.#proof?.ok === true;
+    return this.#sequence.proof?.ok === true;
   }
 
   get proof(): TrackingProof | undefined {
-    return this.#proof;
+    return this.#sequence.proof;
   }
 
   setHandlers(handlers: DriverHandlers): void {
@@ -110,10 +130,14 @@ export class IoredisDriver implements Driver {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
+      connectTimeout: this.#recovery.limit,
+      // ioredis counts attempts from 1: the first reconnect at once (node-redis-client.ts says why).
+      // Once closed, never again: a client left reconnecting would keep the process alive.
+      retryStrategy: (times: number) => (this.#closed ? null : reconnectDelay(times - 1)),
+      ...(this.#options.tls === undefined ? {} : { tls: { ...this.#options.tls } }),
     } as const;
-    // No auto-pipelining: its Pipeline object per batch cost more than it saved (15% fewer
-    // acquisitions per second with 64 in flight). The commands of one turn still go out in one
-    // write: TickWrites corks the socket until the turn ends.
+    // No auto-pipelining: its Pipeline object per batch costs more than it saves here. The
+    // commands of one turn still go out together: TickWrites corks the socket until the turn ends.
     const commands = { ...base, enableAutoPipelining: false } as const;
     if (this.#own) {
       this.#cmd = new RedisClass(this.#options.url, commands);
@@ -133,7 +157,7 @@ export class IoredisDriver implements Driver {
         if (channel.toString() !== CHANNEL) return;
         // The payload is an array of keys, or null after FLUSHALL / FLUSHDB.
         const keys = Array.isArray(message) ? message.map((k) => String(k)) : null;
-        this.#canary.hear(keys);
+        this.#sequence.canary.hear(keys);
         this.#handlers.invalidate(keys);
       });
       await connectClient(sub);
@@ -143,10 +167,12 @@ export class IoredisDriver implements Driver {
     // server refuses it: select it here, where a refusal fails connect() as node-redis does.
     const db = Number(cmd.options.db ?? 0);
     if (this.#own && db !== 0) await cmd.select(db);
-    await this.#arm();
+    // 'ready' started the arm already: wait for it rather than arm twice.
+    await (this.#arming ?? this.#arm());
   }
 
   #watch(client: Redis): void {
+    const commands = () => client === this.#cmd && this.#own;
     const listeners = {
       // ioredis emits 'error' for every failed (re)connect; without a listener that would crash.
       error: (error: unknown) => {
@@ -155,9 +181,17 @@ export class IoredisDriver implements Driver {
       // A server-side close (CLIENT KILL, a restart) emits 'close' without 'error'.
       close: () => {
         this.#armed = false;
+        if (client === this.#sub) this.#subId = undefined;
+        if (commands()) this.#recovery.dropped();
         if (!this.#closed) this.#handlers.disconnected(undefined);
       },
+      // The handshake (ioredis's ready check) is watched like a command: a server that accepts
+      // the connection but never answers must not leave the driver waiting for 'ready'.
+      connect: () => {
+        if (commands()) this.#recovery.dog.sent();
+      },
       ready: () => {
+        if (commands()) this.#recovery.dog.answered();
         if (!this.#closed) void this.#arm();
       },
     };
@@ -170,51 +204,74 @@ export class IoredisDriver implements Driver {
     });
   }
 
-  async #arm(): Promise<void> {
-    const cmd = this.#cmd;
-    if (cmd === undefined || cmd.status !== 'ready') return;
-    if (!this.#tracking) {
-      if (!this.#armed) {
-        this.#armed = true;
-        await preloadScripts((args) => cmd.call(args[0]!, ...args.slice(1)));
-        this.#handlers.reset();
-      }
-      return;
-    }
-    const sub = this.#sub;
-    if (sub === undefined || sub.status !== 'ready') return;
-    const run = ++this.#proofs;
-    let proof: TrackingProof | undefined;
+  /**
+   * No reply for `commandTimeout`: a stalled server or a black-holed network. Our own connection
+   * is reset (ioredis reconnects, and 'ready' re-arms); a user's client is left alone. Either way
+   * the connection counts as dropped, with what `onDisconnect` says that means for leases.
+   */
+  #stalled(waited: number): void {
+    if (this.#closed) return;
+    const error = this.#recovery.abandon(waited);
+    this.#handlers.disconnected(error);
+    if (this.#own) dropSocket(this.#cmd!);
+    else this.#suspect = true;
+  }
+
+  /**
+   * The subscriber's client id, subscribing it first if this connection has not been yet: in
+   * subscribe mode a RESP2 connection takes no other command, so the id is asked once per
+   * connection. It carries nothing else, so nothing else would notice it stopped answering:
+   * a timeout drops it (ioredis reconnects, and 'ready' arms again).
+   */
+  async #subscribed(sub: Redis): Promise<number> {
+    if (this.#subId !== undefined) return this.#subId;
     try {
-      // CLIENT ID before SUBSCRIBE: a RESP2 connection in subscribe mode takes no other command.
-      const id = (await sub.call('CLIENT', 'ID')) as number;
-      await sub.subscribe(CHANNEL);
-      // A refusal by the server (an ACL without client|tracking, a proxy without CLIENT) is a
-      // failed proof, not a dropped connection: leasehold then polls.
-      // BCAST prefixes cannot be declared twice on a connection ("overlaps with an existing
-      // prefix"), and this runs again whenever either connection comes back: start afresh.
-      if (this.#options.bcast !== undefined) await cmd.call('CLIENT', 'TRACKING', 'OFF').catch(() => {});
-      const [, ...args] = trackingOn(String(id), this.#options.bcast);
-      await cmd.call('CLIENT', ...args).catch((error: unknown) => {
-        if (!isErrorReply(error)) throw error;
-        if (this.#options.bcast !== undefined && isBcastOverlap(error)) return;
-        proof = refused(asError(error));
-      });
-      await preloadScripts((args) => cmd.call(args[0]!, ...args.slice(1)));
-      this.#armed = true;
-      // Reset before the proof, so that nothing waits for it.
-      this.#handlers.reset();
+      const id = (await within(sub.call('CLIENT', 'ID'), this.#recovery.limit)) as number;
+      await within(sub.subscribe(CHANNEL), this.#recovery.limit);
+      this.#subId = id;
+      return id;
     } catch (error) {
-      this.#handlers.disconnected(asError(error));
-      return;
+      if (!this.#closed && !isErrorReply(error)) dropSocket(sub);
+      throw error;
     }
-    proof ??= await this.#canary.prove(
-      { eval: (call) => this.eval(call), poke: (keys) => this.#poke(keys) },
-      (this.#options.canaryKey ?? defaultCanaryKey('leasehold'))(),
-    );
-    if (run !== this.#proofs || this.#closed) return;
-    this.#proof = proof;
-    this.#handlers.proven(proof);
+  }
+
+  /** Arms once at a time: a 'ready' during an arm runs it again once it is done. */
+  #arm(): Promise<void> {
+    if (this.#arming !== undefined) {
+      this.#armAgain = true;
+      return this.#arming;
+    }
+    this.#arming = this.#armOnce().finally(() => {
+      this.#arming = undefined;
+      if (this.#armAgain && !this.#closed) {
+        this.#armAgain = false;
+        void this.#arm();
+      }
+    });
+    return this.#arming;
+  }
+
+  async #armOnce(): Promise<void> {
+    const cmd = this.#cmd;
+    if (this.#closed || cmd === undefined || cmd.status !== 'ready') return;
+    const sub = this.#sub;
+    if (this.#tracking && (sub === undefined || sub.status !== 'ready')) return;
+    // Polling: once per connection (both connections' 'ready' land here).
+    if (!this.#tracking && this.#armed) return;
+    this.#armed = true;
+    const send = (args: string[]) => this.#command(cmd, args);
+    await this.#sequence.run({
+      send,
+      identify: () => this.#recovery.identify(send),
+      // CLIENT ID before SUBSCRIBE: a RESP2 connection in subscribe mode takes no other command.
+      ...(sub === undefined ? {} : { redirect: async () => String(await this.#subscribed(sub)) }),
+      bcast: this.#options.bcast,
+      canary: { eval: (call) => this.eval(call), poke: (keys) => this.#poke(keys) },
+      canaryKey: canaryKeyOf(this.#options.canaryKey),
+      handlers: this.#handlers,
+      closed: () => this.#closed,
+    });
   }
 
   /** Deletes `keys` from a connection other than the tracked one (ours are NOLOOP). */
@@ -238,22 +295,34 @@ export class IoredisDriver implements Driver {
     }
   }
 
+  /** Every command on the command connection: watched, and raced when the client is a user's. */
+  async #command(cmd: Redis, args: readonly string[]): Promise<unknown> {
+    if (cmd.status !== 'ready') throw new NotSentError();
+    const [name, ...rest] = args;
+    const reply = await this.#recovery.call(() => cmd.call(name!, ...rest), !this.#own);
+    if (this.#suspect) {
+      // The user's client answers again after we gave up on it: arm and verify afresh.
+      this.#suspect = false;
+      this.#armed = false;
+      void this.#arm();
+    }
+    return reply;
+  }
+
   async eval(call: ScriptCall): Promise<unknown> {
     const cmd = this.#send();
-    const [name, ...rest] = evalArgs(call, true);
     try {
-      return await cmd.call(name!, ...rest);
+      return await this.#command(cmd, evalArgs(call, true));
     } catch (error) {
       if (!isNoScript(error)) throw error;
-      const [evalName, ...evalRest] = evalArgs(call, false);
-      return cmd.call(evalName!, ...evalRest);
+      return this.#command(cmd, evalArgs(call, false));
     }
   }
 
   async evalMany(calls: readonly ScriptCall[]): Promise<unknown[]> {
     if (calls.length === 0) return [];
     // One call (a release, one lease's extension) is a plain command: an explicit Pipeline per
-    // call costs a pile of objects (it halved the throughput of acquire + release).
+    // call costs a pile of objects that one command does not.
     if (calls.length === 1) return [await this.eval(calls[0]!).catch(asError)];
     const pipeline = this.#send().pipeline();
     for (const call of calls) {
@@ -262,7 +331,9 @@ export class IoredisDriver implements Driver {
     }
     let results: [Error | null, unknown][] | null;
     try {
-      results = await pipeline.exec();
+      if (this.#cmd!.status !== 'ready') throw new NotSentError();
+      // The batch is one round trip: watched as one command.
+      results = await this.#recovery.call(() => pipeline.exec(), !this.#own);
     } catch (error) {
       return calls.map(() => asError(error));
     }
@@ -277,18 +348,21 @@ export class IoredisDriver implements Driver {
   }
 
   command(args: readonly string[]): Promise<unknown> {
-    const [name, ...rest] = args;
-    return this.#send().call(name!, ...rest);
+    return this.#command(this.#send(), args);
   }
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#recovery.dog.clear();
     // A proof in flight finishes first: its poke deletes the canary keys (bounded: connect + DEL).
-    await this.#canary.settle(2 * CANARY_TIMEOUT);
+    await this.#sequence.canary.settle(2 * CANARY_TIMEOUT);
     for (const poker of this.#pokers) poker.disconnect();
     for (const unwatch of this.#unwatch.splice(0)) unwatch();
     const own = this.#own ? this.#cmd : undefined;
     const sub = this.#sub;
+    // ioredis ends a socket still in its TLS handshake with no 'error' listener left: the server's
+    // alert was then an uncaught exception (1 close in 3 of a quorum connect that failed over TLS).
+    for (const client of [own, sub]) client?.stream?.on('error', () => {});
     await Promise.all([
       own &&
         closeWithin(

@@ -1,78 +1,51 @@
-import type { RedisClientType } from 'redis';
-import { CANARY_TIMEOUT, Canary, defaultCanaryKey, refused } from '../notify/canary.ts';
-import { preloadScripts } from '../scripts/index.ts';
-import { isDefinitive, missingPackage } from './connect-errors.ts';
+import { within } from '../base/timeouts.ts';
+import { Arm, canaryKeyOf } from './arm.ts';
+import { CANARY_TIMEOUT } from './canary.ts';
+import { missingPackage } from './connect-errors.ts';
+import { type Client, connectClient, pushReceiver, reconnectDelay } from './node-redis-client.ts';
 import { PacedSends } from './paced-sends.ts';
-import { within } from './timeouts.ts';
+import { Recovery } from './recovery.ts';
 import {
   asError,
   closeWithin,
   type Driver,
   type DriverHandlers,
   evalArgs,
-  isBcastOverlap,
-  isErrorReply,
   isNoScript,
   NO_HANDLERS,
   type NodeDriverOptions,
+  NotSentError,
   type ScriptCall,
   type TrackingProof,
-  trackingOn,
 } from './types.ts';
-
-// node-redis's generic client type is a large union; the driver only uses these members.
-type Client = Pick<
-  RedisClientType,
-  'sendCommand' | 'connect' | 'close' | 'destroy' | 'on' | 'off' | 'isReady' | 'isOpen'
-> & {
-  duplicate(options?: object): Client;
-  options?: Record<string, unknown>;
-};
-
-/**
- * `client.connect()`, failing at once with the cause when the error cannot go away by retrying
- * (refused, unresolvable, AUTH / ACL / database index rejected): node-redis would otherwise
- * retry in the background until connect() timed out with "no answer", hiding why.
- */
-async function connectClient(client: Client): Promise<void> {
-  let listener: ((error: unknown) => void) | undefined;
-  const definitive = new Promise<never>((_, reject) => {
-    listener = (error) => {
-      if (isDefinitive(error)) reject(error);
-    };
-    client.on('error', listener);
-  });
-  definitive.catch(() => {});
-  try {
-    await Promise.race([client.connect(), definitive]);
-  } catch (error) {
-    client.destroy();
-    throw error;
-  } finally {
-    client.off('error', listener!);
-  }
-}
+import { DEFAULT_COMMAND_TIMEOUT } from './watchdog.ts';
 
 /**
  * node-redis 5/6 driver. With its own connection, RESP3 tracking runs on that same connection
  * (pushes arrive in order with replies) with NOLOOP, so this process's own extensions do not
  * wake itself. With a user's client, that client is tracked with REDIRECT to one extra RESP3
  * connection of ours, the only connection leasehold then opens.
+ *
+ * Every command goes through Recovery: a connection that leaves commands unanswered for
+ * `commandTimeout` is given up. Our own is replaced by a fresh client (node-redis has no way to
+ * drop just its socket); a user's client stays theirs, and only our calls on it fail.
  */
 export class NodeRedisDriver implements Driver {
   readonly #tracking: boolean;
-  #proof: TrackingProof | undefined;
-  /** Counts proofs started: a proof overtaken by a newer one (a reconnect meanwhile) is dropped. */
-  #proofs = 0;
-  readonly #canary = new Canary();
+  /** The arm sequence and its canary (driver/arm.ts). */
+  readonly #sequence = new Arm();
   /** Canary connections open right now: close() destroys them. */
   readonly #pokers = new Set<Client>();
+  #redis: typeof import('redis') | undefined;
   #cmd: Client | undefined;
   #notify: Client | undefined;
   readonly #own: boolean;
   /** Our own connection's commands, handed to node-redis 8 per write (PacedSends says why). */
   readonly #paced: PacedSends | undefined;
   readonly #options: NodeDriverOptions;
+  readonly #recovery: Recovery;
+  /** A user's client was given up on: re-arm after its next answer. */
+  #suspect = false;
   #handlers = NO_HANDLERS;
   #closed = false;
 
@@ -81,14 +54,16 @@ export class NodeRedisDriver implements Driver {
     this.#tracking = options.tracking;
     this.#own = options.client === undefined;
     this.#paced = this.#own ? new PacedSends() : undefined;
+    const limit = options.commandTimeout ?? DEFAULT_COMMAND_TIMEOUT;
+    this.#recovery = new Recovery(limit, (waited) => this.#stalled(waited));
   }
 
   get tracking(): boolean {
-    return this.#proof?.ok === true;
+    return this.#sequence.proof?.ok === true;
   }
 
   get proof(): TrackingProof | undefined {
-    return this.#proof;
+    return this.#sequence.proof;
   }
 
   setHandlers(handlers: DriverHandlers): void {
@@ -96,25 +71,13 @@ export class NodeRedisDriver implements Driver {
   }
 
   async connect(): Promise<void> {
-    const redis = await import('redis').catch((error: unknown) => {
+    this.#redis = await import('redis').catch((error: unknown) => {
       throw new Error(missingPackage(error, 'redis') ?? asError(error).message, { cause: error });
     });
-    const pushes = this.#tracking ? { clientSideCache: this.#pushReceiver(redis) } : {};
     if (this.#own) {
-      this.#cmd = redis.createClient({
-        url: this.#options.url,
-        RESP: 3,
-        disableOfflineQueue: true,
-        // node-redis 6 arms an AbortSignal.timeout per command by default (5 s): a tenth of the
-        // CPU of an acquire. leasehold bounds its own waits (acquire timeouts, lease validity on
-        // the monotonic clock, close()'s grace period), as it does on ioredis, which has none.
-        commandOptions: { timeout: 0 },
-        ...pushes,
-      }) as unknown as Client;
-      this.#watchConnection(this.#cmd, () => this.#armSelf());
-      await connectClient(this.#cmd);
-      if (this.#tracking) await this.#armSelf();
-      else await this.#preload();
+      const cmd = this.#ownClient();
+      await connectClient(cmd);
+      await this.#armSelf();
       return;
     }
     const user = this.#options.client as Client;
@@ -130,17 +93,63 @@ export class NodeRedisDriver implements Driver {
     // user's: close() leaves it open). Without this every command failed ("The client is
     // closed") and acquire() waited forever.
     if (!user.isOpen) await connectClient(user);
-    if (!this.#tracking) return;
-    this.#notify = user.duplicate({ RESP: 3, disableOfflineQueue: true, ...pushes });
-    this.#watchConnection(this.#notify, () => this.#armRedirect());
     user.on('ready', this.#onUserReady);
     user.on('error', this.#onUserError);
-    await connectClient(this.#notify);
+    if (!this.#tracking) return;
+    await connectClient(this.#notifyClient());
     await this.#armRedirect();
   }
 
+  /** A new client for our own command connection (at connect, and after giving one up). */
+  #ownClient(): Client {
+    const redis = this.#redis!;
+    const cmd = redis.createClient({
+      url: this.#options.url,
+      RESP: 3,
+      disableOfflineQueue: true,
+      // leasehold bounds its own waits: Recovery's one watchdog per connection, not node-redis 6's
+      // AbortSignal.timeout per command (a timer and a signal for every command).
+      commandOptions: { timeout: 0 },
+      // A fresh object: node-redis merges the URL's host, port and tls flag into it.
+      socket: {
+        connectTimeout: this.#recovery.limit,
+        reconnectStrategy: this.#reconnect,
+        ...(this.#options.tls === undefined ? {} : { tls: true as const, ...this.#options.tls }),
+      },
+      ...(this.#tracking ? { clientSideCache: pushReceiver(redis, this.#deliver) } : {}),
+    }) as unknown as Client;
+    this.#cmd = cmd;
+    this.#watch(cmd, () => this.#armSelf(), true);
+    return cmd;
+  }
+
+  /** Our RESP3 connection that a user's client redirects its pushes to. */
+  #notifyClient(): Client {
+    const notify = (this.#cmd as Client).duplicate({
+      RESP: 3,
+      disableOfflineQueue: true,
+      clientSideCache: pushReceiver(this.#redis!, this.#deliver),
+      socket: {
+        ...this.#socketOptions(),
+        connectTimeout: this.#recovery.limit,
+        reconnectStrategy: this.#reconnect,
+      },
+    });
+    this.#notify = notify;
+    this.#watch(notify, () => this.#armRedirect(), false);
+    return notify;
+  }
+
+  /** reconnectDelay, until close(): a client left reconnecting would keep the process alive. */
+  readonly #reconnect = (retries: number): number | false => (this.#closed ? false : reconnectDelay(retries));
+
+  readonly #deliver = (keys: string[] | null): void => {
+    this.#sequence.canary.hear(keys);
+    this.#handlers.invalidate(keys);
+  };
+
   #onUserReady = () => {
-    void this.#armRedirect();
+    void (this.#tracking ? this.#armRedirect() : this.#armWith(undefined));
   };
 
   #onUserError = (error: unknown) => {
@@ -148,88 +157,80 @@ export class NodeRedisDriver implements Driver {
   };
 
   /**
-   * Where node-redis delivers a connection's invalidation pushes: its client-side-cache hook,
-   * with the caching left unused (leasehold sends raw commands, which bypass the cache). Not
-   * `emitInvalidate`: that option puts CLIENT TRACKING ON into the connection handshake, and a
-   * server that refuses it (an ACL without client|tracking) then fails every (re)connect, so
-   * leasehold could not even fall back to polling. The handshake here runs a PING instead, and
-   * leasehold arms tracking itself after every (re)connect (#armThen), where a refusal is
-   * just a failed proof.
+   * `rearm` runs after every reconnect (ready after the first); tracking died with the socket.
+   * `commands`: the connection carries our commands, so its handshake is watched like one.
    */
-  #pushReceiver(redis: typeof import('redis')): object {
-    const deliver = (keys: string[] | null) => {
-      this.#canary.hear(keys);
-      this.#handlers.invalidate(keys);
-    };
-    return new (class extends redis.BasicClientSideCache {
-      override trackingOn(): string[] {
-        return ['PING'];
-      }
-      override invalidate(key: unknown): void {
-        deliver(key === null ? null : [String(key)]);
-      }
-    })();
-  }
-
-  /** `rearm` runs after every reconnect (ready after the first); tracking died with the socket. */
-  #watchConnection(client: Client, rearm: () => Promise<void>): void {
+  #watch(client: Client, rearm: () => Promise<void>, commands: boolean): void {
     let first = true;
+    const current = () => !this.#closed && (client === this.#cmd || client === this.#notify);
     // node-redis emits 'error' for every socket failure; without a listener that would crash.
     client.on('error', (error: unknown) => {
-      if (!this.#closed) this.#handlers.disconnected(asError(error));
+      if (!current()) return;
+      if (commands) this.#recovery.dropped();
+      this.#handlers.disconnected(asError(error));
+    });
+    client.on('connect', () => {
+      if (commands && current()) this.#recovery.dog.sent();
     });
     client.on('ready', () => {
+      if (!current()) return;
+      if (commands) this.#recovery.dog.answered();
       if (first) {
         first = false;
         return;
       }
-      if (this.#tracking) void rearm();
-      else void this.#preload().then(() => this.#handlers.reset());
-    });
-  }
-
-  /** Arms tracking on our own connection, resets the core, then proves that pushes arrive. */
-  async #armSelf(): Promise<void> {
-    const cmd = this.#cmd!;
-    await this.#armThen(async () => {
-      await this.#bcastOff(cmd);
-      await cmd.sendCommand(trackingOn(undefined, this.#options.bcast)).catch(this.#raced);
+      void rearm();
     });
   }
 
   /**
-   * `arm` enables tracking; a refusal by the server (an ACL without client|tracking, a proxy
-   * without CLIENT) is a failed proof, not a dropped connection: leasehold then polls. Otherwise
-   * the canary decides. The core is reset first, so that nothing waits for the proof.
+   * No reply for `commandTimeout`: a stalled server or a black-holed network. Our own client is
+   * replaced (its calls fail with the stall error); a user's client is left alone. Either way
+   * the connection counts as dropped, with what `onDisconnect` says that means for leases.
    */
-  async #armThen(arm: () => Promise<unknown>): Promise<void> {
-    const run = ++this.#proofs;
-    let proof: TrackingProof | undefined;
-    try {
-      await arm().catch((error: unknown) => {
-        if (!isErrorReply(error)) throw error;
-        proof = refused(asError(error));
-      });
-      await this.#preload();
-      this.#handlers.reset();
-    } catch (error) {
-      this.#handlers.disconnected(asError(error));
+  #stalled(waited: number): void {
+    if (this.#closed) return;
+    const error = this.#recovery.abandon(waited);
+    this.#handlers.disconnected(error);
+    if (!this.#own) {
+      this.#suspect = true;
       return;
     }
-    proof ??= await this.#canary.prove(
-      { eval: (call) => this.eval(call), poke: (keys) => this.#poke(keys) },
-      (this.#options.canaryKey ?? defaultCanaryKey('leasehold'))(),
+    const old = this.#cmd;
+    const cmd = this.#ownClient();
+    old?.destroy();
+    // node-redis keeps reconnecting until ready (reconnectDelay never gives up); 'ready' arms it.
+    cmd.connect().then(
+      () => this.#armSelf(),
+      () => {},
     );
-    if (run !== this.#proofs || this.#closed) return;
-    this.#proof = proof;
-    this.#handlers.proven(proof);
+  }
+
+  /** The arm sequence (driver/arm.ts) on the command connection; `redirect` names the push target. */
+  #armWith(redirect: (() => Promise<string | undefined>) | undefined): Promise<void> {
+    const cmd = this.#cmd!;
+    return this.#sequence.run({
+      send: (args) => this.#command(cmd, args),
+      identify: () => this.#recovery.identify((args) => this.#command(cmd, args)),
+      ...(this.#tracking && redirect !== undefined ? { redirect } : {}),
+      bcast: this.#options.bcast,
+      canary: { eval: (call) => this.eval(call), poke: (keys) => this.#poke(keys) },
+      canaryKey: canaryKeyOf(this.#options.canaryKey),
+      handlers: this.#handlers,
+      closed: () => this.#closed,
+    });
+  }
+
+  /** Our own connection takes its own pushes (RESP3, NOLOOP). */
+  #armSelf(): Promise<void> {
+    return this.#armWith(async () => undefined);
   }
 
   /** Deletes `keys` from a connection other than the tracked one (ours are NOLOOP). */
   async #poke(keys: readonly string[]): Promise<void> {
     const write = (client: Client) => Promise.all(keys.map((key) => client.sendCommand(['DEL', key])));
     if (this.#notify !== undefined) {
-      await write(this.#notify);
+      await within(write(this.#notify), CANARY_TIMEOUT);
       return;
     }
     // One attempt, bounded: a poke that cannot connect fails the proof instead of retrying forever.
@@ -253,31 +254,32 @@ export class NodeRedisDriver implements Driver {
     return (this.#cmd?.options?.['socket'] as object | undefined) ?? {};
   }
 
-  #preload(): Promise<void> {
-    const cmd = this.#cmd;
-    return cmd === undefined ? Promise.resolve() : preloadScripts((args) => cmd.sendCommand(args));
-  }
-
-  /** A concurrent arm already declared the same BCAST prefixes: its tracking stands. */
-  readonly #raced = (error: unknown): void => {
-    if (this.#options.bcast === undefined || !isBcastOverlap(error)) throw error;
-  };
-
-  /** BCAST prefixes cannot be declared twice on a connection: arming again starts afresh. */
-  async #bcastOff(cmd: Client): Promise<void> {
-    if (this.#options.bcast !== undefined)
-      await cmd.sendCommand(['CLIENT', 'TRACKING', 'OFF']).catch(() => {});
-  }
-
+  /** A user's client redirects its pushes to our notify connection. */
   async #armRedirect(): Promise<void> {
     const notify = this.#notify;
     const cmd = this.#cmd;
     if (notify === undefined || cmd === undefined || !notify.isReady || !cmd.isReady) return;
-    await this.#armThen(async () => {
-      const id = await notify.sendCommand(['CLIENT', 'ID']);
-      await this.#bcastOff(cmd);
-      await cmd.sendCommand(trackingOn(String(id), this.#options.bcast)).catch(this.#raced);
+    await this.#armWith(async () => {
+      const id = await within(notify.sendCommand(['CLIENT', 'ID']), this.#recovery.limit).catch(
+        (error: unknown) => {
+          // Our connection does not answer (a black hole drops it silently): open a new one.
+          this.#renewNotify(notify);
+          throw error;
+        },
+      );
+      return String(id);
     });
+  }
+
+  /** Gives up on the connection pushes are redirected to; the new one re-arms once ready. */
+  #renewNotify(old: Client): void {
+    if (this.#closed || old !== this.#notify) return;
+    const notify = this.#notifyClient();
+    old.destroy();
+    notify.connect().then(
+      () => this.#armRedirect(),
+      () => {},
+    );
   }
 
   eval(call: ScriptCall): Promise<unknown> {
@@ -290,13 +292,24 @@ export class NodeRedisDriver implements Driver {
   }
 
   async #eval(call: ScriptCall): Promise<unknown> {
-    const cmd = this.#cmd!;
     try {
-      return await cmd.sendCommand(evalArgs(call, true));
+      return await this.#command(this.#cmd!, evalArgs(call, true));
     } catch (error) {
       if (!isNoScript(error)) throw error;
-      return cmd.sendCommand(evalArgs(call, false));
+      return this.#command(this.#cmd!, evalArgs(call, false));
     }
+  }
+
+  /** Every command on the command connection: watched, and raced when the client is a user's. */
+  async #command(cmd: Client, args: readonly string[]): Promise<unknown> {
+    if (!cmd.isReady) throw new NotSentError();
+    const reply = await this.#recovery.call(() => cmd.sendCommand([...args]), !this.#own);
+    if (this.#suspect) {
+      // The user's client answers again after we gave up on it: arm and verify afresh.
+      this.#suspect = false;
+      void (this.#tracking ? this.#armRedirect() : this.#armWith(undefined));
+    }
+    return reply;
   }
 
   // node-redis writes the commands handed to it before its next setImmediate together: a batch
@@ -313,13 +326,14 @@ export class NodeRedisDriver implements Driver {
 
   command(args: readonly string[]): Promise<unknown> {
     const cmd = this.#cmd!;
-    return this.#send(() => cmd.sendCommand([...args]));
+    return this.#send(() => this.#command(cmd, args));
   }
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#recovery.dog.clear();
     // A proof in flight finishes first: its poke deletes the canary keys (bounded: connect + DEL).
-    await this.#canary.settle(2 * CANARY_TIMEOUT);
+    await this.#sequence.canary.settle(2 * CANARY_TIMEOUT);
     for (const poker of this.#pokers) poker.destroy();
     if (!this.#own) {
       this.#cmd?.off('ready', this.#onUserReady);

@@ -1,6 +1,7 @@
+import { redact } from '../base/redact.ts';
+import { settledWithin, within } from '../base/timeouts.ts';
 import { joinAddress, nodeUrl } from './cluster-topology.ts';
 import type { Subscribe } from './subscriber.ts';
-import { settledWithin, within } from './timeouts.ts';
 import {
   type Driver,
   type DriverHandlers,
@@ -213,7 +214,7 @@ export class SentinelDriver implements Driver {
         this.#preferred = i;
         return joinAddress(String(reply[0]), Number(reply[1]));
       } catch (error) {
-        errors.push(`${url}: ${error instanceof Error ? error.message : String(error)}`);
+        errors.push(`${redact(url)}: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
     throw new Error(`no sentinel named the master: ${errors.join('; ')}`);
@@ -249,11 +250,11 @@ export class SentinelDriver implements Driver {
       invalidate: (keys) => {
         if (current()) this.#handlers.invalidate(keys);
       },
-      reset: () => {
+      reset: (info) => {
         master.epoch = ++epochs;
         master.healthy = true;
         if (!current()) return;
-        this.#handlers.reset();
+        this.#handlers.reset(info);
         // Back after a drop: a restarted old master may be about to be demoted. Ask once.
         if (!first) this.#follow(0);
       },
@@ -311,7 +312,7 @@ export class SentinelDriver implements Driver {
         this.#master = next;
         settled = true;
         void current?.driver.close().catch(() => {});
-        this.#handlers.reset(true);
+        this.#handlers.reset({ moved: true });
         // The new master's connection was proven while it was opened: `tracking` may differ.
         const proof = next.driver.proof;
         if (proof !== undefined) this.#handlers.proven(proof);

@@ -1,3 +1,4 @@
+import type { TlsOptions } from '../base/tls.ts';
 import type { Script } from '../scripts/index.ts';
 
 /** One script invocation. */
@@ -24,17 +25,31 @@ export interface TrackingProof {
   readonly reason?: Error | undefined;
 }
 
+/** How a connection came back (DriverHandlers.reset). */
+export interface ResetInfo {
+  /**
+   * The connection now serves from another server (a Sentinel switch, a Cluster slot move)
+   * without having dropped; users hear of it as 'reconnected' all the same.
+   */
+  readonly moved?: boolean | undefined;
+  /**
+   * The server's run_id changed since the last connection: it restarted, and the keys of the
+   * leases behind it may be gone (a restart without persistence loses them all).
+   */
+  readonly restarted?: boolean | undefined;
+  /** Which keys live behind the connection (a Cluster master serves only some); undefined: all. */
+  readonly affects?: ((key: string) => boolean) | undefined;
+}
+
 /** What a driver reports to the core. Handlers must not throw. */
 export interface DriverHandlers {
   /** An invalidation push: these keys may have changed; `null` means everything may have. */
   invalidate(keys: readonly string[] | null): void;
   /**
    * Tracking was (re-)armed after a (re)connect. Changes made while disconnected were never
-   * reported, so the core must re-check every holder and wake every waiter. `moved`: the
-   * connection now serves from another server (a Sentinel switch, a Cluster slot move) without
-   * having dropped; users hear of it as 'reconnected' all the same.
+   * reported, so the core must re-check every holder and wake every waiter (see ResetInfo).
    */
-  reset(moved?: boolean): void;
+  reset(info?: ResetInfo): void;
   /**
    * A connection dropped; commands fail until `reset`. `affects` tells which keys lived behind it
    * (a Cluster master serves only some); undefined means every key.
@@ -75,6 +90,8 @@ export interface Driver {
    * Undefined: this driver itself.
    */
   scanNodes?(): readonly Driver[];
+  /** Whether one script may name all these keys (a Cluster: one slot). Undefined: always. */
+  sameSlot?(keys: readonly string[]): boolean;
   /** Set when the `durability` option asks for WAIT after every acquisition (Sentinel, Cluster). */
   readonly durability?: DurabilityCheck | undefined;
 }
@@ -100,8 +117,15 @@ export interface DurabilityCheck {
 export interface NodeDriverOptions {
   url: string;
   tracking: boolean;
+  /**
+   * How long the connection may leave a command (or its handshake) unanswered before the driver
+   * gives it up and reconnects (src/driver/watchdog.ts). Default DEFAULT_COMMAND_TIMEOUT.
+   */
+  commandTimeout?: number | undefined;
   /** A user's own client of the driver's library: used for commands and left open on close. */
   client?: unknown;
+  /** TLS settings for the connections the driver opens (a rediss:// url), passed to node:tls. */
+  tls?: TlsOptions | undefined;
   /** Names the notification canary's keys (default: under the prefix "leasehold"). */
   canaryKey?: (() => string) | undefined;
   /**
@@ -136,6 +160,18 @@ export function trackingOn(redirect: string | undefined, bcast: readonly string[
  */
 export function isBcastOverlap(error: unknown): boolean {
   return error instanceof Error && /overlaps with an existing prefix/.test(error.message);
+}
+
+/**
+ * A command refused before it was written: the connection is not ready (reconnecting). Unlike a
+ * command that went out and got no reply, it certainly did nothing on the server, so an
+ * acquisition that fails this way leaves no key to give back.
+ */
+export class NotSentError extends Error {
+  constructor() {
+    super('the connection to Redis is not ready (reconnecting): the command was not sent');
+    this.name = 'NotSentError';
+  }
 }
 
 export function isNoScript(error: unknown): boolean {

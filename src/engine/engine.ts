@@ -1,24 +1,29 @@
+import { drift, monotonic } from '../base/clock.ts';
+import { stamp } from '../base/owner.ts';
 import type { ScriptCall } from '../driver/types.ts';
-import { ConnectionClosedError, QuorumError, toLeaseholdError } from '../errors.ts';
-import type { Lease, LeaseCore, LeaseInit } from '../lease.ts';
+import { ConnectionClosedError, QuorumError } from '../errors.ts';
+import type { Lease, LeaseCore } from '../lease.ts';
 import type { ValidAcquireOptions } from '../options/index.ts';
-import { drift, monotonic } from './clock.ts';
+import { toLeaseholdError } from '../runners/failures.ts';
+import type { AcquireOp, Busy, Grant, Granted, Runner } from '../runners/runner.ts';
 import type { Context } from './context.ts';
-import type { Holding } from './held.ts';
-import { stamp } from './owner.ts';
+import { type FollowSource, follow } from './follow.ts';
+import { confirmed, unanswered } from './give-backs.ts';
 import { Registry } from './registry.ts';
-import type { Grant, Runner } from './runner.ts';
-import type { Spec } from './spec.ts';
+import { calls, inOrder, type Spec } from './spec.ts';
 import { SpecCore, SpecOp } from './spec-core.ts';
 import type { Attempt } from './wait-queue.ts';
-import { Waiting, type WaitSpec } from './waiting.ts';
+import { Waiting } from './waiting.ts';
 
-export type { WaitSpec } from './waiting.ts';
+/** Upper bound of the random delay added to a retry after steps taken in order were given back. */
+const JITTER_MS = 5;
 
 /**
  * Runs every primitive's Spec: one wait loop (Waiting), one registry of held leases (Registry),
  * batched renewal (one LeaseCore per spec for the Renewer), all on one Runner (one Redis, or a
- * quorum). Primitives describe keys and scripts; only the engine sends them.
+ * quorum). Primitives describe keys and scripts; only the engine sends them. Its members are what
+ * a primitive's handle calls (acquire, tryAcquire, force, eval, command, follow, oneScript) and
+ * what the instance wires to its connections (loseWhere, retryGiveBacks) and close().
  * @internal
  */
 export class Engine {
@@ -37,15 +42,6 @@ export class Engine {
     return this.#ctx.prefix;
   }
 
-  get closed(): boolean {
-    return this.#ctx.closed;
-  }
-
-  /** The instance's runner for lock specs (one Redis or a quorum). */
-  get runner(): Runner {
-    return this.#ctx.runner;
-  }
-
   get stats(): { held: number; waiting: number } {
     return { held: this.#registry.size, waiting: this.#waiting.waiting };
   }
@@ -53,36 +49,20 @@ export class Engine {
   /** Waits for `spec`'s lease on `name` (see Waiting.wait for timeout, signal and close). */
   acquire<K, R>(spec: Spec<K, R>, name: string, request: R, options: ValidAcquireOptions): Promise<Lease> {
     const { registers } = spec;
-    if (registers !== undefined) return this.#acquireRegistered(spec, registers, name, request, options);
-    // The attempt works out its keys each time rather than keeping them: a closure per waiter,
-    // and a thousand waiters, made the keys object a twentieth of a waiter's memory.
-    const queue = spec.waiting(spec.keys(this.#ctx.prefix, name), request, '');
-    return this.#waiting.wait(name, queue, options, () =>
-      this.#attempt(spec, name, request, options.ttl, this.stamp(options.owner), false),
-    );
-  }
-
-  /** A registering waiter's stored value is its place in Redis: one for the whole wait. */
-  #acquireRegistered<K, R>(
-    spec: Spec<K, R>,
-    registers: NonNullable<Spec<K, R>['registers']>,
-    name: string,
-    request: R,
-    options: ValidAcquireOptions,
-  ): Promise<Lease> {
-    const stored = this.stamp(options.owner);
-    const join = options.timeout !== 0;
-    const queue = spec.waiting(spec.keys(this.#ctx.prefix, name), request, stored);
+    const keys = spec.keys(this.#ctx.prefix, name, request);
+    // A registering waiter's stored value is its place in Redis: one for the whole wait.
+    const stored = registers === undefined ? '' : this.#stamp(options.owner);
+    const join = registers !== undefined && options.timeout !== 0;
+    const withdraw =
+      registers === undefined || !join
+        ? undefined
+        : () => this.#withdraw(spec, name, keys, registers.withdraw(keys, stored), options.ttl);
     return this.#waiting.wait(
       name,
-      queue,
+      spec.waiting(keys, request, stored),
       options,
-      () => this.#attempt(spec, name, request, options.ttl, stored, join),
-      () => {
-        if (!join) return;
-        const keys = spec.keys(this.#ctx.prefix, name);
-        this.#withdraw(spec, keys, registers.withdraw(keys, stored));
-      },
+      () => this.#attempt(spec, name, request, options.ttl, stored || this.#stamp(options.owner), join),
+      withdraw,
     );
   }
 
@@ -94,9 +74,9 @@ export class Engine {
     { ttl, owner }: { ttl: number; owner?: string | undefined },
   ): Promise<Lease | undefined> {
     if (this.#ctx.closed) throw new ConnectionClosedError();
-    const result = await this.#attempt(spec, name, request, ttl, this.stamp(owner), false);
+    const result = await this.#attempt(spec, name, request, ttl, this.#stamp(owner), false);
     if (!('acquired' in result)) return undefined;
-    this.acquired(result.acquired);
+    this.#announce(result.acquired);
     return result.acquired;
   }
 
@@ -109,21 +89,91 @@ export class Engine {
   ): Promise<Lease> {
     if (this.#ctx.closed) throw new ConnectionClosedError();
     if (spec.force === undefined) throw new TypeError(`leasehold: ${spec.operation} cannot be forced`);
-    const keys = spec.keys(this.#ctx.prefix, name);
-    const stored = this.stamp(owner);
+    const keys = spec.keys(this.#ctx.prefix, name, request);
+    const stored = this.#stamp(owner);
     const call = spec.force(keys, stored, ttl);
     const sentAt = monotonic();
     const op = new SpecOp(spec, 'forceAcquire', name, keys, stored, ttl, request, call, true);
-    const grant = await this.#registry.track(this.#runnerFor(spec).acquire(op));
+    const grant = await this.#sent(this.#runnerFor(spec), op);
     if (!('fence' in grant)) {
       throw new QuorumError('forceAcquire: a majority took the lock but did not keep it to the end');
     }
-    const lease = this.#hold(spec, name, keys, request, stored, grant.fence, ttl, sentAt);
-    this.acquired(lease);
+    const lease = this.#hold(spec, name, keys, request, stored, grant, ttl, sentAt);
+    this.#announce(lease);
     return lease;
   }
 
-  /** One attempt of `spec`: the lease, or when to try again. */
+  /** One script of `spec` outside an acquisition (a count, a proclaim): failures as LeaseholdErrors. */
+  async eval<K, R>(
+    spec: Spec<K, R>,
+    call: ScriptCall,
+    operation: string,
+    wakes: readonly string[] = [],
+  ): Promise<unknown> {
+    const reply = await this.#guard(() => this.#runnerFor(spec).eval(call, operation), operation);
+    // This process's own writes bring it no push (NOLOOP): wake what they concern here.
+    for (const key of wakes) this.#waiting.wake(key);
+    return reply;
+  }
+
+  /** One plain command next to `spec`'s keys (an election's HMGET). */
+  command<K, R>(spec: Spec<K, R>, args: readonly string[], operation: string): Promise<unknown> {
+    return this.#guard(() => this.#runnerFor(spec).command(args, operation), operation);
+  }
+
+  /**
+   * Follows what `source` reads (an election's change log), yielding each item once, in order:
+   * again on every push or local wake for its key, at the time each read names, and on a retry
+   * after Redis did not answer. Ends with `signal.reason`, or ConnectionClosedError on close().
+   */
+  follow<K, R, T>(
+    spec: Spec<K, R>,
+    source: FollowSource<T>,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<T> {
+    const runner = this.#runnerFor(spec);
+    return follow(source, signal, {
+      closed: () => this.#ctx.closed,
+      onClose: (closer) => this.#waiting.onClose(closer),
+      watch: (key, wake) => {
+        const unpush = this.#ctx.dispatcher.watch(key, { onChange: wake });
+        const unwake = this.#waiting.onWake(key, wake);
+        return () => {
+          unpush();
+          unwake();
+        };
+      },
+      pace: (retryIn) => (runner.tracking ? retryIn : Math.min(retryIn, this.#ctx.retryDelay)),
+      retryDelay: this.#ctx.retryDelay,
+    });
+  }
+
+  /**
+   * Whether one script can take all of `keys` of `spec` at once: one Redis (not a quorum), and
+   * one Cluster slot. Otherwise a spec takes them in order (InOrder).
+   */
+  oneScript<K, R>(spec: Spec<K, R>, keys: readonly string[]): boolean {
+    const runner = this.#runnerFor(spec);
+    return !runner.replicated && runner.sameSlot(keys);
+  }
+
+  /** A connection dropped: the leases whose keys lived behind it are lost (Registry.loseWhere). */
+  loseWhere(affects: (key: string) => boolean, detail: string): void {
+    this.#registry.loseWhere(affects, detail);
+  }
+
+  /** A connection works again: send the give-backs Redis has not confirmed. */
+  retryGiveBacks(): void {
+    this.#ctx.giveBacks.retry();
+  }
+
+  /** close(): waiters reject, attempts in flight settle, held leases are released. */
+  async close(): Promise<void> {
+    this.#waiting.close();
+    await this.#registry.close();
+  }
+
+  /** One attempt of `spec`: the lease, or when to try again (and, where it matters, what was busy). */
   async #attempt<K, R>(
     spec: Spec<K, R>,
     name: string,
@@ -133,13 +183,18 @@ export class Engine {
     join: boolean,
   ): Promise<Attempt<Lease>> {
     const runner = this.#runnerFor(spec);
-    const keys = spec.keys(this.#ctx.prefix, name);
-    const call = spec.acquire(keys, stored, ttl, request, join);
-    const op = new SpecOp(spec, spec.operation, name, keys, stored, ttl, request, call);
+    const keys = spec.keys(this.#ctx.prefix, name, request);
+    const how = spec.acquire(keys, stored, ttl, request, join);
     const sentAt = monotonic();
     let grant: Grant;
+    let gaveBack = false;
     try {
-      grant = await this.#registry.track(runner.acquire(op));
+      if (inOrder(how)) ({ grant, gaveBack } = await this.#inOrder(runner, name, how.steps, ttl));
+      else
+        grant = await this.#sent(
+          runner,
+          new SpecOp(spec, spec.operation, name, keys, stored, ttl, request, how),
+        );
     } catch (error) {
       if (this.#ctx.closed) throw new ConnectionClosedError();
       throw error;
@@ -147,19 +202,81 @@ export class Engine {
     if ('fence' in grant) {
       // The reply came so late that the lease's validity already ran out (a stalled event loop,
       // a slow network): handing it out would give the caller a lease that is lost on arrival.
-      // Give the key back and try again after retryDelay: whatever slowed this reply is likely
+      // Give the keys back and try again after retryDelay: whatever slowed this reply is likely
       // to slow the next one, and retrying at once would spin on Redis.
       if (monotonic() >= sentAt + ttl - drift(ttl)) {
-        void this.#registry.track(runner.release([op.release()])).catch(() => {});
+        const back = calls(spec.release(keys, stored, request));
+        this.#giveBack(name, () => confirmed(runner.release(back)), ttl);
         return { retryIn: this.#ctx.retryDelay };
       }
-      return { acquired: this.#hold(spec, name, keys, request, stored, grant.fence, ttl, sentAt) };
+      return { acquired: this.#hold(spec, name, keys, request, stored, grant, ttl, sentAt) };
     }
     // The key outlives its TTL only until someone touches it, and Redis's own expiry push can
     // lag by seconds on a busy server: retry at the holder's remaining TTL ourselves.
-    const retryIn = this.retryIn(grant.hint, ttl, runner.tracking);
+    let retryIn = this.#retryIn(grant.hint, ttl, runner.tracking);
     // A registration lapses `ttl` after the waiter's last attempt: refresh it well before that.
-    return { retryIn: spec.registers === undefined ? retryIn : Math.min(retryIn, ttl / 3) };
+    if (spec.registers !== undefined) retryIn = Math.min(retryIn, ttl / 3);
+    // Two callers that collided taking keys in order retry at slightly different times.
+    if (gaveBack) retryIn += Math.floor(Math.random() * JITTER_MS);
+    return grant.blocking === undefined ? { retryIn } : { retryIn, blocking: grant.blocking };
+  }
+
+  /**
+   * Takes `steps` one after another. A busy one gives back what was taken (so no caller ever
+   * waits holding a key, and none can deadlock another) and answers with the key that was busy;
+   * a failure gives back what was taken and the step whose reply never came.
+   */
+  async #inOrder(
+    runner: Runner,
+    name: string,
+    steps: readonly AcquireOp[],
+    ttl: number,
+  ): Promise<{ grant: Granted | Busy; gaveBack: boolean }> {
+    const fences: bigint[] = [];
+    const giveBack = (taken: readonly AcquireOp[]) => {
+      const back = taken.flatMap((step) => calls(step.release()));
+      return this.#giveBack(name, () => confirmed(runner.release(back)), ttl);
+    };
+    for (const step of steps) {
+      let grant: Grant;
+      try {
+        grant = await this.#registry.track(runner.acquire(step));
+      } catch (error) {
+        giveBack(steps.slice(0, fences.length + (unanswered(error) ? 1 : 0)));
+        throw error;
+      }
+      if ('fence' in grant) {
+        fences.push(grant.fence);
+        continue;
+      }
+      const taken = steps.slice(0, fences.length);
+      if (taken.length > 0) await giveBack(taken);
+      return { grant: { hint: grant.hint, blocking: step.key }, gaveBack: taken.length > 0 };
+    }
+    let max = fences[0] ?? 0n;
+    for (const fence of fences) if (fence > max) max = fence;
+    return { grant: { fence: max, fences }, gaveBack: false };
+  }
+
+  /**
+   * Sends an acquisition. One that went out and got no answer (the connection was given up, or
+   * dropped before the reply) may have taken the key all the same: its give-back is queued, so
+   * that the key is freed once Redis answers again rather than blocking the name for its TTL.
+   */
+  async #sent(runner: Runner, op: AcquireOp): Promise<Grant> {
+    try {
+      return await this.#registry.track(runner.acquire(op));
+    } catch (error) {
+      if (unanswered(error)) {
+        this.#ctx.giveBacks.add(op.name, () => confirmed(runner.release(calls(op.release()))), op.ttl);
+      }
+      throw error;
+    }
+  }
+
+  /** Gives keys back now, and again once Redis answers if it does not confirm (GiveBacks). */
+  #giveBack(name: string, send: () => Promise<unknown>, ttl: number): Promise<void> {
+    return this.#ctx.giveBacks.send(name, send, ttl, (p) => this.#registry.track(p));
   }
 
   #hold<K, R>(
@@ -168,36 +285,40 @@ export class Engine {
     keys: K,
     request: R,
     stored: string,
-    fencingToken: bigint,
+    grant: Granted,
     ttl: number,
     sentAt: number,
   ): Lease {
     const core = this.#coreFor(spec);
-    const init = { name, stored, fencingToken, ttl, sentAt, core, detail: request };
-    const make = spec.make === undefined ? undefined : (i: LeaseInit) => spec.make!(i);
-    const lease = this.hold(init, spec.holding(keys), make);
+    const init = { name, stored, fencingToken: grant.fence, ttl, sentAt, core, detail: request };
+    const make = spec.make === undefined ? undefined : spec.make.bind(spec);
+    const lease = this.#registry.hold(init, spec.holding(keys), make && ((i) => make(i, grant)));
     const wake = spec.granted?.(lease, keys);
     if (wake !== undefined) for (const key of wake) this.#waiting.wake(key);
     return lease;
   }
 
-  /** A registered waiter gave up: withdraw it (best effort: it lapses at its deadline anyway). */
-  #withdraw<K, R>(spec: Spec<K, R>, keys: K, call: ScriptCall): void {
-    const done = this.#registry.track(this.#runnerFor(spec).eval(call, 'withdraw'));
-    done.then(
-      (reply) => {
-        const next = spec.registers?.withdrawn?.(reply, keys);
-        if (next !== undefined) this.#waiting.wake(next);
-      },
-      () => {},
-    );
+  /**
+   * A registered waiter gave up: withdraw it. Unconfirmed, it is sent again once Redis answers
+   * (GiveBacks): until then the registration holds the waiters behind it back.
+   */
+  #withdraw<K, R>(spec: Spec<K, R>, name: string, keys: K, call: ScriptCall, ttl: number): void {
+    const runner = this.#runnerFor(spec);
+    const send = async () => {
+      const next = spec.registers?.withdrawn?.(await runner.eval(call, 'withdraw'), keys);
+      if (next !== undefined) this.#waiting.wake(next);
+    };
+    void this.#giveBack(name, send, ttl);
   }
 
   /** The LeaseCore the Renewer batches `spec`'s leases by. */
   #coreFor<K, R>(spec: Spec<K, R>): LeaseCore {
     let core = this.#cores.get(spec as Spec<never, never>) as SpecCore<K, R> | undefined;
     if (core === undefined) {
-      core = new SpecCore(spec, this.#runnerFor(spec), this.#ctx.prefix, (key) => this.#waiting.wake(key));
+      const wake = (key: string) => this.#waiting.wake(key);
+      const giveBack = (name: string, send: () => Promise<unknown>, ttl: number) =>
+        void this.#giveBack(name, send, ttl);
+      core = new SpecCore(spec, this.#runnerFor(spec), this.#ctx.prefix, wake, giveBack);
       this.#cores.set(spec as Spec<never, never>, core as SpecCore<never, never>);
     }
     return core;
@@ -211,16 +332,6 @@ export class Engine {
     return single;
   }
 
-  /** One raw script call of `spec` (a count, an observer's read): failures as LeaseholdErrors. */
-  eval<K, R>(spec: Spec<K, R>, call: ScriptCall, operation: string): Promise<unknown> {
-    return this.#guard(() => this.#runnerFor(spec).eval(call, operation), operation);
-  }
-
-  /** One plain command next to `spec`'s keys (an election's HMGET). */
-  command<K, R>(spec: Spec<K, R>, args: readonly string[], operation: string): Promise<unknown> {
-    return this.#guard(() => this.#runnerFor(spec).command(args, operation), operation);
-  }
-
   /** Sends only while open: a call sent after close() would fail as "Redis unavailable". */
   async #guard(send: () => Promise<unknown>, operation: string): Promise<unknown> {
     if (this.#ctx.closed) throw new ConnectionClosedError();
@@ -232,74 +343,14 @@ export class Engine {
     }
   }
 
-  /** The stored value of a new lease: a fresh token stamped with its owner (src/engine/owner.ts). */
-  stamp(owner: string | undefined): string {
+  /** The stored value of a new lease: a fresh token stamped with its owner (src/base/owner.ts). */
+  #stamp(owner: string | undefined): string {
     return stamp(owner ?? this.#ctx.owner);
   }
 
-  /** Announces a lease taken outside a wait queue (tryAcquire), as the queues do theirs. */
-  acquired(lease: Lease): void {
+  /** Announces a lease taken outside a wait queue (tryAcquire, force), as the queues do theirs. */
+  #announce(lease: Lease): void {
     this.#ctx.emit('acquired', { name: lease.name, fencingToken: lease.fencingToken, waited: 0 });
-  }
-
-  // --- for specs with their own attempt (the multiLock) and for observers ---
-
-  wait(
-    name: string,
-    queue: WaitSpec,
-    options: ValidAcquireOptions,
-    attempt: () => Promise<Attempt<Lease>>,
-    withdraw?: () => void,
-  ): Promise<Lease> {
-    return this.#waiting.wait(name, queue, options, attempt, withdraw);
-  }
-
-  hold(init: Omit<LeaseInit, 'host'>, holding: Holding, make?: (init: LeaseInit) => Lease): Lease {
-    return this.#registry.hold(init, holding, make);
-  }
-
-  track<T>(promise: Promise<T>): Promise<T> {
-    return this.#registry.track(promise);
-  }
-
-  wake(key: string): void {
-    this.#waiting.wake(key);
-  }
-
-  onWake(key: string, waker: () => void): () => void {
-    return this.#waiting.onWake(key, waker);
-  }
-
-  onClose(closer: () => void): () => void {
-    return this.#waiting.onClose(closer);
-  }
-
-  /** Listens for pushes on `key`; returns the removal. */
-  watch(key: string, onChange: () => void): () => void {
-    return this.#ctx.dispatcher.watch(key, { onChange });
-  }
-
-  /** Whether `spec`'s changes are pushed (else its waiters and observers poll). */
-  tracking<K, R>(spec: Spec<K, R>): boolean {
-    return this.#runnerFor(spec).tracking;
-  }
-
-  get retryDelay(): number {
-    return this.#ctx.retryDelay;
-  }
-
-  loseWhere(affects: (key: string) => boolean, detail: string): void {
-    this.#registry.loseWhere(affects, detail);
-  }
-
-  releaseOrphans(): void {
-    this.#registry.releaseOrphans();
-  }
-
-  /** close(): waiters reject, attempts in flight settle, held leases are released. */
-  async close(): Promise<void> {
-    this.#waiting.close();
-    await this.#registry.close();
   }
 
   /**
@@ -309,7 +360,7 @@ export class Engine {
    * millisecond is retried on the next turns of the event loop (a few round trips at most, see
    * WaitQueue), which takes over a crashed holder's lock within a round trip of its expiry.
    */
-  retryIn(hint: number, fallback: number, tracking: boolean): number {
+  #retryIn(hint: number, fallback: number, tracking: boolean): number {
     // -2 (PTTL of a missing key): gone by the time it was read, so try again now.
     const untilChange = hint === -2 ? 0 : hint < 0 ? fallback : hint <= 1 ? 0 : hint - 1;
     return tracking ? untilChange : Math.min(untilChange, this.#ctx.retryDelay);

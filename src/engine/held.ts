@@ -14,19 +14,23 @@ export interface Holding {
    * those pushes would make holders wake each other forever.
    */
   policy: 'verify' | 'reset-only';
+  /**
+   * Keys that no other lease can hold while this one is granted: this process's own leases on
+   * them end the moment it is granted (a forceAcquire, a multiLock over a mutex's name, a writer
+   * over a reader whose membership had expired). Redis sends no push for this process's own
+   * writes (NOLOOP), so without this one process could hold a name twice until its next
+   * extension. Default: `key` and `also` for 'verify' (single-holder keys), none for
+   * 'reset-only' (keys several holders share).
+   */
+  excludes?: readonly string[];
   /** Local wait queues (and other wakers) to wake when this lease ends. Default: `[key]`. */
   wake?: readonly string[];
-  /**
-   * Runs once when the lease ends, before the wake-ups. One function per primitive, not per
-   * lease (it gets the lease): a closure per lease was a tenth of a held lease's memory.
-   */
-  onEnd?: (lease: Lease) => void;
 }
 
 /**
  * The bookkeeping of one held lease, which is also its listener for pushes on its key: one
- * object per lease instead of a record plus closures (memory is a stated target: 10,000 held
- * leases must cost at most 2 KB each).
+ * object per lease instead of a record plus closures: memory per held lease is a stated target
+ * (docs/benchmarks.md).
  */
 const NONE: readonly string[] = [];
 
@@ -38,7 +42,6 @@ export class Held implements KeyListener {
   readonly core: LeaseCore;
   readonly #verify: boolean;
   readonly #wake: readonly string[] | undefined;
-  readonly #onEnd: ((lease: Lease) => void) | undefined;
   readonly #renewer: Renewer;
 
   constructor(lease: Lease, core: LeaseCore, holding: Holding, renewer: Renewer) {
@@ -48,16 +51,17 @@ export class Held implements KeyListener {
     this.core = core;
     this.#verify = holding.policy === 'verify';
     this.#wake = holding.wake;
-    this.#onEnd = holding.onEnd;
     this.#renewer = renewer;
+  }
+
+  /** Holding.excludes, resolved. */
+  excludes(holding: Holding): readonly string[] {
+    if (holding.excludes !== undefined) return holding.excludes;
+    return this.#verify ? (this.also.length === 0 ? [this.key] : [this.key, ...this.also]) : NONE;
   }
 
   onChange(everything: boolean): void {
     if (everything || this.#verify) this.#renewer.verifySoon(this.lease);
-  }
-
-  ended(): void {
-    this.#onEnd?.(this.lease);
   }
 
   get wake(): readonly string[] {

@@ -1,17 +1,10 @@
-import { settledWithin } from '../driver/timeouts.ts';
-import {
-  ConnectionClosedError,
-  type LeaseholdError,
-  LockReleasedError,
-  RedisUnavailableError,
-} from '../errors.ts';
-import { Lease, type LeaseCore, type LeaseHost, type LeaseInit } from '../lease.ts';
-import { monotonic } from './clock.ts';
+import { monotonic } from '../base/clock.ts';
+import { settledWithin } from '../base/timeouts.ts';
+import { ConnectionClosedError, type LeaseholdError, LockReleasedError } from '../errors.ts';
+import { Lease, type LeaseHost, type LeaseInit } from '../lease.ts';
 import type { Context } from './context.ts';
 import { Held, type Holding } from './held.ts';
 
-/** How long close() waits for attempts in flight and its releases when Redis does not answer. */
-const CLOSE_GRACE_MS = 5_000;
 /** close() always gives its releases at least this long, even after a long wait for attempts. */
 const RELEASE_GRACE_MS = 1_000;
 
@@ -26,15 +19,16 @@ export class Registry {
   readonly #host: LeaseHost;
   readonly #held = new Map<Lease, Held>();
   readonly #inFlight = new Set<Promise<unknown>>();
-  /** Leases lost to a dropped connection whose keys are still to be given back. */
-  readonly #orphans = new Set<{ lease: Lease; core: LeaseCore }>();
   /** Wakes this process's waiters for a key (no push comes for its own writes). */
   readonly #wake: (key: string) => void;
 
   constructor(ctx: Context, wake: (key: string) => void) {
     this.#ctx = ctx;
     this.#wake = wake;
-    this.#host = { finished: (lease, error) => this.#finished(lease, error) };
+    this.#host = {
+      finished: (lease, error) => this.#finished(lease, error),
+      giveBack: (lease, send) => ctx.giveBacks.add(lease.name, send, lease.ttl),
+    };
   }
 
   get size(): number {
@@ -43,16 +37,22 @@ export class Registry {
 
   /** Wraps a lease just granted by Redis: renewal, notifications, and close() bookkeeping. */
   hold(init: Omit<LeaseInit, 'host'>, holding: Holding, make = (i: LeaseInit) => new Lease(i)): Lease {
-    // Completes the caller's fresh object instead of copying it (a copy per acquire showed in profiles).
+    // Completes the caller's fresh object instead of copying it: no copy on every acquisition's path.
     const lease = make(Object.assign(init, { host: this.#host }));
     if (this.#ctx.closed) {
       // close() raced with this acquisition: give it back instead of stranding it.
       lease.end(new ConnectionClosedError());
-      void this.track(init.core.release(lease)).catch(() => {});
+      this.#ctx.giveBacks.send(
+        lease.name,
+        () => init.core.release(lease),
+        lease.ttl,
+        (p) => this.track(p),
+      );
       throw new ConnectionClosedError();
     }
     const { dispatcher, renewer } = this.#ctx;
     const held = new Held(lease, init.core, holding, renewer);
+    this.#endOthers(held, holding);
     dispatcher.add(held.key, held);
     for (const key of held.also) dispatcher.add(key, held);
     this.#held.set(lease, held);
@@ -65,29 +65,32 @@ export class Registry {
   }
 
   /**
+   * Ends this process's other leases on the keys `held` excludes (Holding.excludes): its grant
+   * proves them gone (a SET NX found the key free, a force overwrote it), and Redis tells no
+   * connection of this process about its own writes (NOLOOP), nor a polling one about anything.
+   * Every lease of this instance is in the dispatcher under its keys, so it is found there.
+   */
+  #endOthers(held: Held, holding: Holding): void {
+    for (const key of held.excludes(holding)) {
+      for (const other of this.#ctx.dispatcher.listenersOf(key)) {
+        if (!(other instanceof Held) || other === held) continue;
+        other.lease.lose('taken', `taken over by another lease of this process on "${held.lease.name}"`);
+      }
+    }
+  }
+
+  /**
    * A connection went down: every lease whose key lived behind it is lost at once (nobody can
-   * tell this process about changes any more). Their keys are given back after the reconnect.
+   * tell this process about changes any more). Their keys are given back once a connection
+   * works again (GiveBacks), so that waiters elsewhere need not wait for the TTL.
    */
   loseWhere(affects: (key: string) => boolean, detail: string): void {
     for (const [lease, held] of [...this.#held]) {
       const { core } = held;
       const hit = core.lostWith === undefined ? affects : (key: string) => core.lostWith!(key, affects);
       if (!hit(held.key) && !held.also.some(hit)) continue;
-      this.#orphans.add({ lease, core: held.core });
+      this.#ctx.giveBacks.add(lease.name, () => core.release(lease), lease.ttl);
       lease.lose('disconnected', detail);
-    }
-  }
-
-  /** After a reconnect: release the keys of leases lost to the disconnect (compare-and-delete). */
-  releaseOrphans(): void {
-    const now = monotonic();
-    for (const orphan of [...this.#orphans]) {
-      this.#orphans.delete(orphan);
-      // Past its validity the key has expired by itself (or belongs to someone else: no harm).
-      if (orphan.lease.validUntil <= now) continue;
-      void this.track(orphan.core.release(orphan.lease)).catch((error: unknown) => {
-        if (error instanceof RedisUnavailableError) this.#orphans.add(orphan);
-      });
     }
   }
 
@@ -101,15 +104,20 @@ export class Registry {
 
   /** close(): attempts in flight settle, then every held lease is ended and released. */
   async close(): Promise<void> {
-    // A hung Redis (SIGSTOPped, blackholed) never answers: close() gives it a grace period,
-    // then moves on. Keys it could not release expire with their TTL.
-    const deadline = monotonic() + CLOSE_GRACE_MS;
+    // A hung Redis (SIGSTOPped, black-holed) never answers: attempts in flight settle within
+    // commandTimeout (the drivers' watchdogs fail them by then), and releases get what is left
+    // of it, at least RELEASE_GRACE_MS. Keys they could not release expire with their TTL.
+    const deadline = monotonic() + this.#ctx.commandTimeout;
     while (this.#inFlight.size > 0 && monotonic() < deadline) {
       await settledWithin(Promise.allSettled([...this.#inFlight]), deadline - monotonic());
     }
     const held = [...this.#held.entries()];
     for (const [lease] of held) lease.end(LockReleasedError.quick(lease.name, 'released by close()'));
-    const releases = Promise.allSettled(held.map(([lease, { core }]) => core.release(lease)));
+    // With them, one last try of the give-backs still pending: after close() nothing retries them.
+    const releases = Promise.allSettled([
+      ...held.map(([lease, { core }]) => core.release(lease)),
+      this.#ctx.giveBacks.flush(),
+    ]);
     await settledWithin(releases, Math.max(deadline - monotonic(), RELEASE_GRACE_MS));
   }
 
@@ -120,7 +128,6 @@ export class Registry {
     this.#held.delete(lease);
     dispatcher.remove(held.key, held);
     for (const key of held.also) dispatcher.remove(key, held);
-    held.ended();
     renewer.delete(lease);
     const { name, fencingToken } = lease;
     if (error === undefined || error instanceof LockReleasedError)

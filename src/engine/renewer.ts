@@ -1,5 +1,5 @@
+import { monotonic } from '../base/clock.ts';
 import type { Lease, LeaseCore } from '../lease.ts';
-import { monotonic } from './clock.ts';
 
 /** Hooks the owning instance installs to report renewals. */
 export interface RenewalObserver {

@@ -1,13 +1,17 @@
+import { toFence } from '../base/replies.ts';
 import type { ScriptCall } from '../driver/types.ts';
 import type { Lease, LeaseCore } from '../lease.ts';
-import { toFence } from './replies.ts';
-import type { AcquireOp, ExtendOp, Grant, Runner } from './runner.ts';
-import { grantOf, type Spec } from './spec.ts';
+import type { AcquireOp, ExtendOp, Grant, Runner } from '../runners/runner.ts';
+import { confirmed } from './give-backs.ts';
+import { calls, grantOf, type Spec } from './spec.ts';
+
+/** Gives keys back now, and again once Redis answers if it does not confirm (GiveBacks). */
+export type GiveBack = (name: string, send: () => Promise<unknown>, ttl: number) => void;
 
 /**
- * One acquisition as a runner sees it. One object per attempt, its calls built only when a
- * runner asks (a give-back, a quorum's confirmation): a closure and a call per attempt that the
- * common path never used showed up as garbage in the uncontended profile.
+ * One acquisition by one script, as a runner sees it. One object per attempt, its other calls
+ * built only when a runner asks (a give-back, a quorum's confirmation): the common path never
+ * builds them.
  */
 export class SpecOp<K, R> implements AcquireOp {
   readonly #spec: Spec<K, R>;
@@ -47,15 +51,17 @@ export class SpecOp<K, R> implements AcquireOp {
 
   parse(reply: unknown): Grant {
     if (this.#forced) return { fence: toFence(reply) };
-    return this.#spec.parse === undefined ? grantOf(reply, this.operation) : this.#spec.parse(reply);
+    return this.#spec.parse === undefined
+      ? grantOf(reply, this.operation)
+      : this.#spec.parse(reply, this.#keys);
   }
 
-  release(): ScriptCall {
+  release(): ScriptCall | readonly ScriptCall[] {
     return this.#spec.release(this.#keys, this.#stored, this.#request);
   }
 
   confirm(fence: bigint): ScriptCall | undefined {
-    return this.#spec.quorum?.confirm(this.#keys, this.#stored, fence);
+    return this.#spec.quorum?.confirm?.(this.#keys, this.#stored, fence);
   }
 }
 
@@ -65,58 +71,100 @@ export class SpecCore<K, R> implements LeaseCore {
   readonly #runner: Runner;
   readonly #prefix: string;
   readonly #wake: (key: string) => void;
+  readonly #giveBack: GiveBack;
 
-  constructor(spec: Spec<K, R>, runner: Runner, prefix: string, wake: (key: string) => void) {
+  constructor(
+    spec: Spec<K, R>,
+    runner: Runner,
+    prefix: string,
+    wake: (key: string) => void,
+    giveBack: GiveBack,
+  ) {
     this.#spec = spec;
     this.#runner = runner;
     this.#prefix = prefix;
     this.#wake = wake;
+    this.#giveBack = giveBack;
   }
 
   lostWith(key: string, affects: (key: string) => boolean): boolean {
     return this.#runner.lostWith(key, affects);
   }
 
-  async extendMany(items: readonly { lease: Lease; ttl: number }[]): Promise<(boolean | Error)[]> {
-    const spec = this.#spec;
-    const restore = spec.quorum?.restore;
-    const ops = items.map(({ lease, ttl }): ExtendOp => {
-      const keys = spec.keys(this.#prefix, lease.name);
-      const request = lease.detail as R;
-      const call = spec.extend(keys, lease.stored, ttl, request);
-      if (restore === undefined) return { call, ttl };
-      return { call, ttl, restore: restore(keys, lease.stored, ttl, lease.fencingToken) };
-    });
-    const results = await this.#runner.extend(ops);
-    if (this.#runner.replicated) this.#giveBackLost(items, results);
-    return results;
+  #keys(lease: Lease): K {
+    return this.#spec.keys(this.#prefix, lease.name, lease.detail as R);
   }
 
   /**
-   * A quorum lease lost on a majority may still hold its token on a minority (this very
-   * extension renewed it there, or an earlier one restored it before the rest of the loss
-   * arrived): give those copies back rather than leave them until their TTL. Compare-and-delete,
-   * so a key someone else took stays theirs. Best effort: a copy missed lapses at its TTL.
+   * Every lease's scripts in one batch (per replica). A lease with several keys is lost when any
+   * one is, and then gives every key back: the others still hold its token and would block
+   * everyone until their TTL.
    */
-  #giveBackLost(items: readonly { lease: Lease }[], results: readonly (boolean | Error)[]): void {
+  async extendMany(items: readonly { lease: Lease; ttl: number }[]): Promise<(boolean | Error)[]> {
     const spec = this.#spec;
-    const calls = items
-      .filter((_, i) => results[i] === false)
-      .map(({ lease }) => spec.release(spec.keys(this.#prefix, lease.name), lease.stored, lease.detail as R));
-    if (calls.length > 0) this.#runner.release(calls).catch(() => {});
+    const restore = spec.quorum?.restore;
+    const ops: ExtendOp[] = [];
+    const sizes: number[] = [];
+    for (const { lease, ttl } of items) {
+      const keys = this.#keys(lease);
+      const extend = calls(spec.extend(keys, lease.stored, ttl, lease.detail as R));
+      const restores = restore === undefined ? undefined : calls(restore(keys, lease, ttl));
+      for (const [i, call] of extend.entries()) {
+        const back = restores?.[i];
+        ops.push(back === undefined ? { call, ttl } : { call, ttl, restore: back });
+      }
+      sizes.push(extend.length);
+    }
+    const results = await this.#runner.extend(ops);
+    let at = 0;
+    const outcomes = items.map((_, i) => {
+      const mine = results.slice(at, at + sizes[i]!);
+      at += sizes[i]!;
+      if (mine.includes(false)) return false;
+      return mine.find((result) => result instanceof Error) ?? true;
+    });
+    this.#giveBackLost(items, outcomes, sizes);
+    return outcomes;
+  }
+
+  /**
+   * A lost lease may still hold its token somewhere: its other keys (a multiLock's names), or,
+   * on a quorum, a minority of replicas (this very extension renewed it there, or an earlier one
+   * restored it before the rest of the loss arrived). Give those back rather than leave them
+   * until their TTL. Compare-and-delete, so a key someone else took stays theirs. Best effort: a
+   * copy missed lapses at its TTL.
+   */
+  #giveBackLost(
+    items: readonly { lease: Lease }[],
+    outcomes: readonly (boolean | Error)[],
+    sizes: readonly number[],
+  ): void {
+    const spec = this.#spec;
+    for (const [i, { lease }] of items.entries()) {
+      if (outcomes[i] !== false || (!this.#runner.replicated && sizes[i] === 1)) continue;
+      const keys = this.#keys(lease);
+      const back = calls(spec.release(keys, lease.stored, lease.detail as R));
+      const holding = spec.holding(keys);
+      // This process's waiters hear no push for our own deletes: wake them once they are done.
+      const wake = () => {
+        for (const key of holding.wake ?? [holding.key]) this.#wake(key);
+      };
+      this.#giveBack(lease.name, () => confirmed(this.#runner.release(back)).then(wake), lease.ttl);
+    }
   }
 
   async release(lease: Lease): Promise<boolean> {
     const spec = this.#spec;
-    const keys = spec.keys(this.#prefix, lease.name);
-    const call = spec.release(keys, lease.stored, lease.detail as R);
-    if (spec.released !== undefined) {
-      const { held, next } = spec.released(await this.#runner.eval(call, 'release'), keys);
+    const keys = this.#keys(lease);
+    const release = spec.release(keys, lease.stored, lease.detail as R);
+    if (spec.released !== undefined && 'script' in release) {
+      const { held, next } = spec.released(await this.#runner.eval(release, 'release'), keys);
       if (next !== undefined) this.#wake(next);
       return held;
     }
-    const [result] = await this.#runner.release([call]);
-    if (result instanceof Error) throw result;
-    return result === true;
+    const results = await this.#runner.release(calls(release));
+    const error = results.find((result) => result instanceof Error);
+    if (error !== undefined) throw error;
+    return results.every((result) => result === true);
   }
 }

@@ -1,28 +1,36 @@
+import { pair, toFence, toNumber } from '../base/replies.ts';
 import type { ScriptCall } from '../driver/types.ts';
 import type { Lease, LeaseInit } from '../lease.ts';
-import type { WaitSpec } from './engine.ts';
+import type { AcquireOp, Grant, Granted } from '../runners/runner.ts';
 import type { Holding } from './held.ts';
-import { pair, toFence, toNumber } from './replies.ts';
-import type { Grant } from './runner.ts';
+import type { WaitSpec } from './waiting.ts';
 
 /**
  * A primitive as data: its keys, the scripts that take, keep and give back a lease, how their
  * replies read, what a holder watches and what a waiter waits for. The engine runs every spec the
  * same way (one wait loop, one registry of held leases, batched renewal, one runner); a spec
- * never touches a driver. `K` is the spec's keys, `R` what one acquisition asks for (the
- * semaphore's permits), kept on the lease as `detail` for its extensions and release.
+ * never touches a driver. `K` is the spec's keys, `R` what one acquisition asks for (a
+ * semaphore's permits, a multiLock's names), kept on the lease as `detail` for its extensions and
+ * release. docs/architecture.md, "Adding a primitive", walks through one.
  * @internal
  */
 export interface Spec<K = unknown, R = undefined> {
   /** Names the operation in errors and events: 'acquire', 'semaphore acquire', ... */
   readonly operation: string;
-  keys(prefix: string, name: string): K;
-  /** The acquire script. `join`: the caller will wait, so a registering spec registers it. */
-  acquire(keys: K, stored: string, ttl: number, request: R, join: boolean): ScriptCall;
-  /** The acquire reply; default `{1, fence}` granted, `{0, hint}` busy (see grantOf). */
-  parse?(reply: unknown): Grant;
-  extend(keys: K, stored: string, ttl: number, request: R): ScriptCall;
-  release(keys: K, stored: string, request: R): ScriptCall;
+  /** Its keys (from its layout); `request` for keys that depend on what is asked (a multiLock's names). */
+  keys(prefix: string, name: string, request: R): K;
+  /**
+   * How to take it: one script (`join`: the caller will wait, so a registering spec registers
+   * it), or steps taken one after another, each given back when a later one is busy (InOrder:
+   * keys no one script can reach, on Cluster slots or a quorum).
+   */
+  acquire(keys: K, stored: string, ttl: number, request: R, join: boolean): ScriptCall | InOrder;
+  /** The acquire script's reply; default `{1, fence}` granted, `{0, hint}` busy (see grantOf). */
+  parse?(reply: unknown, keys: K): Grant;
+  /** One script per key the lease keeps; a lease with several is lost when any one is. */
+  extend(keys: K, stored: string, ttl: number, request: R): ScriptCall | readonly ScriptCall[];
+  /** Compare-and-delete, one script per key: the lease was held when every one answers 1. */
+  release(keys: K, stored: string, request: R): ScriptCall | readonly ScriptCall[];
   /** The lease's keys and how pushes for them are read (see Holding). */
   holding(keys: K): Holding;
   /** The local wait queue of a caller (see WaitSpec); `stored` is its value when `registers`. */
@@ -48,12 +56,25 @@ export interface Spec<K = unknown, R = undefined> {
   force?(keys: K, stored: string, ttl: number): ScriptCall;
   /** Quorum support (mutex-shaped keys): without it the spec needs one Redis. */
   readonly quorum?: {
-    confirm(keys: K, stored: string, fence: bigint): ScriptCall;
-    restore(keys: K, stored: string, ttl: number, fence: bigint): ScriptCall;
+    /** Raises a replica's counter to the token handed out (only for specs taken by one script). */
+    confirm?(keys: K, stored: string, fence: bigint): ScriptCall;
+    /** Puts the lease back where a replica lost it: one script per script of `extend`. */
+    restore(keys: K, lease: Lease, ttl: number): ScriptCall | readonly ScriptCall[];
   };
-  /** Builds the lease (an election's Term); default `new Lease(init)`. */
-  make?(init: LeaseInit): Lease;
+  /** Builds the lease (an election's Term, a MultiLease); default `new Lease(init)`. */
+  make?(init: LeaseInit, grant: Granted): Lease;
 }
+
+/** Steps of an acquisition taken in order (Spec.acquire), each an acquisition of one key. */
+export interface InOrder {
+  readonly steps: readonly AcquireOp[];
+}
+
+export const inOrder = (how: ScriptCall | InOrder): how is InOrder => 'steps' in how;
+
+/** One script, or several, as a list. */
+export const calls = (one: ScriptCall | readonly ScriptCall[]): readonly ScriptCall[] =>
+  'script' in one ? [one] : (one as readonly ScriptCall[]);
 
 /** The usual acquire reply: `{1, fencingToken}` granted, `{0, retry hint}` busy. */
 export function grantOf(reply: unknown, operation: string): Grant {

@@ -1,5 +1,7 @@
+import { after } from '../base/timer.ts';
+
 /** The outcome of one attempt: the thing acquired, or how long until trying again is worthwhile. */
-export type Attempt<T> = { acquired: T } | { retryIn: number };
+export type Attempt<T> = { acquired: T } | { retryIn: number; blocking?: string };
 
 /** Zero-delay retries in a row before the queue falls back to a 1 ms timer. */
 const MAX_QUICK_RETRIES = 8;
@@ -157,9 +159,8 @@ export class WaitQueue<T, W extends Waiter<T> = Waiter<T>> {
     }
     // A hint stuck at zero keeps using 1 ms timers; a real wait (the lock seen held) starts over.
     if (ms > 1) this.#quickRetries = 0;
-    const timer = setTimeout(() => this.wake(), Math.max(1, ms));
-    timer.unref();
-    this.#cancelRetry = () => clearTimeout(timer);
+    // A hint is a TTL read from Redis, which may exceed setTimeout's 2^31-1 ms.
+    this.#cancelRetry = after(Math.max(1, ms), () => this.wake());
   }
 
   #settle(waiter: W): void {

@@ -1,3 +1,5 @@
+import { monotonic } from '../base/clock.ts';
+import { after } from '../base/timer.ts';
 import {
   ConnectionClosedError,
   type LeaseholdError,
@@ -7,7 +9,6 @@ import {
 } from '../errors.ts';
 import type { Lease } from '../lease.ts';
 import type { ValidAcquireOptions } from '../options/index.ts';
-import { monotonic } from './clock.ts';
 import type { Context } from './context.ts';
 import { type Attempt, type Waiter, WaitQueue } from './wait-queue.ts';
 
@@ -18,12 +19,18 @@ export interface WaitSpec {
   shared: boolean;
   /** Keys whose local wake (a lease of this process ended) wakes the queue too; see wait(). */
   wakeOn?: readonly string[];
-  /** Filters those local wakes by key (a multiLock waits only for the name that blocked it). */
-  wakeIf?: (key: string) => boolean;
+  /**
+   * Of those local wakes, only the one of the key the last attempt found busy wakes the queue
+   * (a multiLock waits for the name that blocked it, so two local callers giving names back to
+   * each other do not spin).
+   */
+  wakeOnBlocking?: boolean;
 }
 
 /** A waiter that carries its own attempt (readers and writers of one name differ). */
 interface EngineWaiter extends Waiter<Lease> {
+  /** WaitSpec.key: the local queue it waits in. */
+  readonly queueKey: string;
   attempt(): Promise<Attempt<Lease>>;
   /** Why the last attempt could not even ask (Redis or a quorum unreachable), for the timeout error. */
   lastError: LeaseholdError | undefined;
@@ -39,6 +46,10 @@ interface EngineWaiter extends Waiter<Lease> {
 export class Waiting {
   readonly #ctx: Context;
   readonly #queues = new Map<string, { queue: WaitQueue<Lease, EngineWaiter>; unwatch: () => void }>();
+  /** Per queue with WaitSpec.wakeOnBlocking: the key its last attempt found busy. */
+  readonly #blocking = new Map<string, string>();
+  /** Local wakes so far (see #first: one during a first attempt makes its verdict stale). */
+  #wakes = 0;
   /** Keys with a fast-path first attempt in flight (see #first). */
   readonly #firsts = new Set<string>();
   /** Other local things to wake by key (election observers). */
@@ -81,10 +92,10 @@ export class Waiting {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const startedAt = monotonic();
     return new Promise<Lease>((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
+      let cancelTimer: (() => void) | undefined;
       const cleanup = () => {
         waiter.settled = true;
-        if (timer !== undefined) clearTimeout(timer);
+        cancelTimer?.();
         signal?.removeEventListener('abort', onAbort);
       };
       const fail = (error: unknown) => {
@@ -97,6 +108,7 @@ export class Waiting {
         if (!waiter.settled) fail(signal?.reason);
       };
       const waiter: EngineWaiter = {
+        queueKey,
         settled: false,
         oneShot: timeout === 0,
         attempt,
@@ -119,10 +131,15 @@ export class Waiting {
         waiter.lastError instanceof QuorumError
           ? waiter.lastError
           : new LockTimeoutError(name, timeout, waiter.lastError);
-      if (timeout > 0 && timeout !== Number.POSITIVE_INFINITY) {
-        timer = setTimeout(() => {
-          if (!waiter.settled) fail(timeoutError());
-        }, timeout);
+      // after(): a timeout beyond setTimeout's 2^31-1 ms still waits that long (issue 28).
+      if (timeout > 0) {
+        cancelTimer = after(
+          timeout,
+          () => {
+            if (!waiter.settled) fail(timeoutError());
+          },
+          { ref: true },
+        );
       }
       signal?.addEventListener('abort', onAbort, { once: true });
       if (this.#queues.has(queueKey) || this.#firsts.has(queueKey)) this.#queueFor(queue).add(waiter);
@@ -132,7 +149,7 @@ export class Waiting {
 
   /**
    * The uncontended fast path: nobody in this process waits for `key`, so attempt once before
-   * building a queue and its watches (a third of the cost of an uncontended acquire). A busy
+   * building a queue and its watches (which an uncontended acquire never needs). A busy
    * lock sends the waiter to the queue with the attempt's verdict; a push that arrived in the
    * meantime (counted by the dispatcher) makes the queue attempt again at once instead.
    */
@@ -140,6 +157,7 @@ export class Waiting {
     const key = spec.key;
     this.#firsts.add(key);
     const pushes = this.#ctx.dispatcher.pushes;
+    const wakes = this.#wakes;
     const done = (result: Attempt<Lease> | undefined, error?: unknown) => {
       this.#firsts.delete(key);
       // Waiters that queued behind this attempt have not attempted yet.
@@ -168,11 +186,18 @@ export class Waiting {
         queued?.wake();
         return;
       }
-      const quiet = queued === undefined && this.#ctx.dispatcher.pushes === pushes;
+      // A push, or a local wake (a lease of this process ended: its own writes bring no push),
+      // that came while the attempt was out may have freed the lock after the attempt read it.
+      const quiet = queued === undefined && this.#ctx.dispatcher.pushes === pushes && this.#wakes === wakes;
       // Whoever queued meanwhile arrived after this waiter: it goes first.
       this.#queueFor(spec).add(waiter, quiet ? result.retryIn : undefined, true);
     };
-    this.#attemptOf(waiter).then(done, (error: unknown) => done(undefined, error));
+    const settle = (result: Attempt<Lease> | undefined, error?: unknown) => {
+      done(result, error);
+      // No queue (the waiter ended here): nothing will read the key its attempt found busy.
+      if (!this.#queues.has(key)) this.#blocking.delete(key);
+    };
+    this.#attemptOf(waiter).then(settle, (error: unknown) => settle(undefined, error));
   }
 
   /** One attempt of `waiter`, with Redis or a quorum unreachable turned into a retry later. */
@@ -180,6 +205,9 @@ export class Waiting {
     return waiter.attempt().then(
       (result) => {
         waiter.lastError = undefined;
+        if ('blocking' in result && result.blocking !== undefined) {
+          this.#blocking.set(waiter.queueKey, result.blocking);
+        }
         return result;
       },
       (error: unknown) => {
@@ -195,6 +223,7 @@ export class Waiting {
 
   /** Wakes the local queue and wakers of `key` (this process's own writes bring no push: NOLOOP). */
   wake(key: string): void {
+    this.#wakes += 1;
     this.#queues.get(key)?.queue.wake();
     for (const waker of this.#wakers.get(key) ?? []) waker();
   }
@@ -230,7 +259,7 @@ export class Waiting {
     this.#closers.clear();
   }
 
-  #queueFor({ key, watch, wakeOn = [], wakeIf }: WaitSpec): WaitQueue<Lease, EngineWaiter> {
+  #queueFor({ key, watch, wakeOn = [], wakeOnBlocking = false }: WaitSpec): WaitQueue<Lease, EngineWaiter> {
     const existing = this.#queues.get(key);
     if (existing !== undefined) return existing.queue;
     const queue = new WaitQueue<Lease, EngineWaiter>({
@@ -241,13 +270,15 @@ export class Waiting {
         if (entry?.queue !== queue) return;
         entry.unwatch();
         this.#queues.delete(key);
+        this.#blocking.delete(key);
       },
     });
     const unwatchers = watch.map((k) => this.#ctx.dispatcher.watch(k, { onChange: () => queue.wake() }));
     for (const k of wakeOn) {
       unwatchers.push(
         this.onWake(k, () => {
-          if (wakeIf?.(k) ?? true) queue.wake();
+          const blocking = wakeOnBlocking ? this.#blocking.get(key) : undefined;
+          if (blocking === undefined || blocking === k) queue.wake();
         }),
       );
     }

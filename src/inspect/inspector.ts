@@ -1,17 +1,34 @@
 import type { Driver } from '../driver/types.ts';
-import { toLeaseholdError } from '../errors.ts';
 import {
   checkInspectOptions,
   checkListOptions,
   type InspectOptions,
   type ListOptions,
 } from '../options/inspect.ts';
+import type { Holder, Inspection, NodeInspection } from '../primitives/inspection.ts';
+import { toLeaseholdError } from '../runners/failures.ts';
 import { matchPattern, type Primitive, parseKey } from './layout.ts';
 import { readOne } from './read.ts';
-import type { Holder, Inspection, NodeInspection } from './types.ts';
 
 /** Keys asked for per SCAN call. */
 const SCAN_COUNT = '1000';
+/** Holders and waiters listed per sorted set by list() (inspect() takes its own limit). */
+const LIST_MAX = 100;
+
+/**
+ * Whether someone holds or waits: a holder (on a majority or on any node of a quorum), a waiter
+ * or a queued place. A name whose only keys left are idle bookkeeping (a free lock's fencing
+ * counter, until it expires) is not live: list(), `leasehold top` and the dashboard leave it out.
+ */
+export function isLive(inspection: Inspection): boolean {
+  return (
+    inspection.holders.length > 0 ||
+    (inspection.waiters?.length ?? 0) > 0 ||
+    (inspection.queued ?? 0) > 0 ||
+    (inspection.permitsInUse ?? 0) > 0 ||
+    (inspection.nodes?.some((node) => node.holders.length > 0) ?? false)
+  );
+}
 
 /** One place inspections read from: one Redis, or a node of a quorum (with its label). */
 export interface InspectTarget {
@@ -44,25 +61,21 @@ export class Inspector {
 
   async list(options: ListOptions = {}): Promise<Inspection[]> {
     const { prefix, primitive: only, limit } = checkListOptions(options);
-    const found = await this.scan(prefix, only, limit);
-    const out: Inspection[] = [];
-    for (const { name, primitive } of found) {
-      const one = await this.#read(name, primitive, 100);
-      if (one !== undefined) out.push(one);
-    }
-    return out;
+    return this.live(prefix, only, limit);
   }
 
-  /** Names and primitives under `namePrefix`, at most `limit`, in name order. */
-  async scan(
-    namePrefix: string,
-    only: Primitive | undefined,
-    limit: number,
-  ): Promise<{ name: string; primitive: Primitive }[]> {
-    const seen = new Map<string, { name: string; primitive: Primitive }>();
+  /**
+   * The live names and primitives under `namePrefix` (someone holds or waits: isLive), at most
+   * `limit`, in name order. SCAN finds every key of a name, idle bookkeeping included (a free
+   * lock's fencing counter lives on until it expires): each name found is read, and only live
+   * ones count towards `limit`, so that idle names never crowd live ones out.
+   */
+  async live(namePrefix: string, only: Primitive | undefined, limit: number): Promise<Inspection[]> {
+    const seen = new Set<string>();
+    const found: Inspection[] = [];
     const match = matchPattern(this.#prefix, namePrefix);
     const nodes = this.#targets.flatMap(({ driver }) => driver.scanNodes?.() ?? [driver]);
-    for (const node of nodes) {
+    scan: for (const node of nodes) {
       let cursor = '0';
       do {
         const reply = (await node
@@ -75,14 +88,18 @@ export class Inspector {
           const key = raw instanceof Uint8Array ? Buffer.from(raw).toString() : String(raw);
           const at = parseKey(this.#prefix, key);
           if (at === undefined || (only !== undefined && at.primitive !== only)) continue;
-          seen.set(`${at.primitive}\u0000${at.name}`, at);
+          const id = `${at.primitive}\u0000${at.name}`;
+          if (seen.has(id)) continue;
+          seen.add(id);
+          const one = await this.#read(at.name, at.primitive, LIST_MAX);
+          if (one !== undefined && isLive(one)) found.push(one);
+          if (found.length >= limit) break scan;
         }
-      } while (cursor !== '0' && seen.size < limit);
-      if (seen.size >= limit) break;
+      } while (cursor !== '0');
     }
-    return [...seen.values()]
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.primitive < b.primitive ? -1 : 1))
-      .slice(0, limit);
+    return found.sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : a.primitive < b.primitive ? -1 : 1,
+    );
   }
 
   /** One name and primitive: from the one Redis, or merged from every node of a quorum. */

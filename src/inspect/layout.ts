@@ -1,31 +1,25 @@
-import { keyFor } from '../engine/context.ts';
+import { PRIMITIVES, type Primitive } from '../options/inspect.ts';
+import { REGISTRY } from '../primitives/registry.ts';
 
-/** The primitives whose state can be inspected. */
-export type Primitive = 'mutex' | 'semaphore' | 'rwlock' | 'fair' | 'election';
+export { PRIMITIVES, type Primitive };
 
-export const PRIMITIVES: readonly Primitive[] = ['mutex', 'semaphore', 'rwlock', 'fair', 'election'];
-
-/**
- * Each primitive's keys, by suffix after `<prefix>:{<name>}`, in the order inspect.lua takes them
- * (src/primitives/*.ts lay them out). Keys not listed (release counters, arrival counters, turn
- * keys, the election log) tell nothing about holders or waiters.
- */
-const SUFFIXES: Record<Primitive, readonly string[]> = {
-  mutex: ['', 'fence'],
-  semaphore: ['sem', 'sem:fence'],
-  rwlock: ['rw:writer', 'rw:readers', 'rw:waiting', 'rw:fence'],
-  fair: ['fair', 'fair:fence', 'fair:queue', 'fair:deadlines'],
-  election: ['election', 'election:fence'],
-};
-
-/** inspect.lua's KEYS for one primitive of `name`. */
+/** The inspect script's KEYS for one primitive of `name`, from the primitive's own layout. */
 export function keysOf(prefix: string, name: string, primitive: Primitive): string[] {
-  return SUFFIXES[primitive].map((suffix) => keyFor(prefix, name, suffix));
+  const { layout, inspection } = REGISTRY[primitive];
+  const keys = layout.keys(prefix, name);
+  return inspection.keys.map((role) => keys[role]!);
 }
 
-/** Which primitive a key's suffix belongs to (any of its keys counts: a free lock keeps its fence). */
+/**
+ * Which primitive a key's suffix belongs to: the suffixes of each primitive's state keys (any of
+ * them counts: a free lock keeps its fence). Release and arrival counters, turn keys and the
+ * election log tell nothing about holders or waiters.
+ */
 const BY_SUFFIX = new Map<string, Primitive>(
-  PRIMITIVES.flatMap((p) => SUFFIXES[p].map((suffix) => [suffix, p] as const)),
+  PRIMITIVES.flatMap((p) => {
+    const { layout, inspection } = REGISTRY[p];
+    return inspection.state.map((role) => [layout.suffixes[role]!, p] as const);
+  }),
 );
 
 /**

@@ -1,4 +1,5 @@
-import { monotonic } from '../engine/clock.ts';
+import { monotonic } from '../base/clock.ts';
+import { after } from '../base/timer.ts';
 import type { Stream } from './stream.ts';
 import { SortedSet } from './zset.ts';
 
@@ -64,7 +65,7 @@ export class MemoryBackend {
   /** key -> clients that read it since its last change (one-shot, like Redis's tracking table). */
   readonly #trackers = new Map<string, Set<MemoryClient>>();
   readonly #clients = new Set<MemoryClient>();
-  #timer: NodeJS.Timeout | undefined;
+  #cancelTimer: (() => void) | undefined;
   /** The time of the script running now (see atomically). */
   #frozenAt: number | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
@@ -166,10 +167,19 @@ export class MemoryBackend {
     set.add(client);
   }
 
-  /** @internal SET with optional PX and NX. Returns false when NX found the key. */
-  set(key: string, value: string, options: { px?: number; nx?: boolean } = {}, by?: MemoryClient): boolean {
+  /**
+   * @internal SET with optional NX and an expiry: PX (ms from now) or `at` (monotonic ms, from
+   * PXAT / EXAT: see monotonicAt). Returns false when NX found the key. An expiry already past
+   * leaves the key expired, as Redis deletes it.
+   */
+  set(
+    key: string,
+    value: string,
+    options: { px?: number; at?: number; nx?: boolean } = {},
+    by?: MemoryClient,
+  ): boolean {
     if (options.nx === true && this.#live(key) !== undefined) return false;
-    const expiresAt = options.px === undefined ? undefined : this.#now() + options.px;
+    const expiresAt = options.px === undefined ? options.at : this.#now() + options.px;
     this.#data.set(key, { value, expiresAt });
     if (expiresAt !== undefined) this.#arm(expiresAt);
     this.#changed(key, by);
@@ -186,12 +196,20 @@ export class MemoryBackend {
 
   /** @internal PEXPIRE (ttl; <= 0 deletes the key) or PERSIST (undefined). False when the key is missing. */
   expire(key: string, ttl: number | undefined, by?: MemoryClient): boolean {
+    return this.expireAt(key, ttl === undefined ? undefined : this.#now() + ttl, by);
+  }
+
+  /**
+   * @internal PEXPIREAT with `at` in monotonic ms (see monotonicAt; a time already past deletes
+   * the key), or PERSIST (undefined). False when the key is missing.
+   */
+  expireAt(key: string, at: number | undefined, by?: MemoryClient): boolean {
     const entry = this.#live(key);
     if (entry === undefined) return false;
-    if (ttl !== undefined && ttl <= 0) return this.del(key, by);
-    if (ttl === undefined && entry.expiresAt === undefined) return false;
-    entry.expiresAt = ttl === undefined ? undefined : this.#now() + ttl;
-    if (entry.expiresAt !== undefined) this.#arm(entry.expiresAt);
+    if (at !== undefined && at <= this.#now()) return this.del(key, by);
+    if (at === undefined && entry.expiresAt === undefined) return false;
+    entry.expiresAt = at;
+    if (at !== undefined) this.#arm(at);
     this.#changed(key, by);
     return true;
   }
@@ -250,16 +268,16 @@ export class MemoryBackend {
 
   #arm(at: number): void {
     if (at >= this.#timerAt) return;
-    clearTimeout(this.#timer);
+    this.#cancelTimer?.();
     this.#timerAt = at;
-    this.#timer = setTimeout(() => this.#expire(), Math.max(0, Math.ceil(at - monotonic())));
-    this.#timer.unref();
+    // A PEXPIRE can reach beyond setTimeout's 2^31-1 ms (a fair lock's queue lives 2 ttl).
+    this.#cancelTimer = after(Math.ceil(at - monotonic()), () => this.#expire());
   }
 
   /** Expires every key whose TTL ran out and re-arms the timer for the next one. */
   #expire(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#cancelTimer?.();
+    this.#cancelTimer = undefined;
     this.#timerAt = Number.POSITIVE_INFINITY;
     const now = monotonic();
     let next = Number.POSITIVE_INFINITY;

@@ -37,6 +37,13 @@ export function serverMicros(): number {
   return lastMicros;
 }
 
+/**
+ * A time on the emulated server's clock (epoch ms, as PXAT and PEXPIREAT take it) on the store's
+ * monotonic clock, which its TTLs run on: a key set to expire at `epochMs` expires when TIME
+ * reaches it, as on Redis, where expiry and TIME read one clock.
+ */
+export const monotonicAt = (epochMs: number): number => epochMs - performance.timeOrigin;
+
 /** Words after the fixed arguments (`WITHSCORES`, `COUNT n`...), upper-cased for matching. */
 export const upper = (args: readonly string[], from: number): string[] =>
   args.slice(from).map((a) => a.toUpperCase());

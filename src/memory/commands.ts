@@ -1,5 +1,5 @@
 import type { MemoryBackend, MemoryClient } from './backend.ts';
-import { type CommandSpec, integer, SYNTAX, serverMicros, upper } from './command-kit.ts';
+import { type CommandSpec, integer, monotonicAt, SYNTAX, serverMicros, upper } from './command-kit.ts';
 import { streamCommands } from './commands-stream.ts';
 import { zsetCommands } from './commands-zset.ts';
 
@@ -19,17 +19,25 @@ const basicCommands: Record<string, CommandSpec> = {
     run(store, [key = '', value = '', ...flags], by) {
       const words = upper(flags, 0);
       let px: number | undefined;
+      let at: number | undefined;
       for (let i = 0; i < words.length; i++) {
         const word = words[i];
-        if (word === 'PX' || word === 'EX') {
+        if (word === 'PX' || word === 'EX' || word === 'PXAT' || word === 'EXAT') {
+          if (px !== undefined || at !== undefined) throw new Error(SYNTAX);
           const n = integer(flags[++i]);
           if (n <= 0) throw new Error("ERR invalid expire time in 'set' command");
-          px = word === 'PX' ? n : n * 1000;
+          const ms = word === 'PX' || word === 'PXAT' ? n : n * 1000;
+          if (word === 'PX' || word === 'EX') px = ms;
+          else at = monotonicAt(ms);
         } else if (word !== 'NX' && word !== 'XX') throw new Error(SYNTAX);
       }
       if (words.includes('NX') && words.includes('XX')) throw new Error(SYNTAX);
       if (words.includes('XX') && store.type(key) === 'none') return null;
-      const options = { nx: words.includes('NX'), ...(px === undefined ? {} : { px }) };
+      const options = {
+        nx: words.includes('NX'),
+        ...(px === undefined ? {} : { px }),
+        ...(at === undefined ? {} : { at }),
+      };
       return store.set(key, value, options, by) ? 'OK' : null;
     },
   },
@@ -47,6 +55,10 @@ const basicCommands: Record<string, CommandSpec> = {
   PEXPIRE: {
     arity: 2,
     run: (store, [key = '', ttl], by) => (store.expire(key, integer(ttl), by) ? 1 : 0),
+  },
+  PEXPIREAT: {
+    arity: 2,
+    run: (store, [key = '', at], by) => (store.expireAt(key, monotonicAt(integer(at)), by) ? 1 : 0),
   },
   PERSIST: { arity: 1, run: (store, [key = ''], by) => (store.expire(key, undefined, by) ? 1 : 0) },
   INCR: { arity: 1, run: (store, [key = ''], by) => Number(store.incr(key, by)) },

@@ -30,7 +30,7 @@ type State = number;
 
 /**
  * The Lua C API as the wasm module exports it. wasmoon's own wrappers (`lua.lua_gettop(...)`)
- * convert every argument through emscripten's `ccall`, which cost a third of a script's run:
+ * convert every argument through emscripten's `ccall`, dear on every call:
  * the hot path calls these exports directly and moves strings through a scratch buffer.
  */
 interface Wasm {
@@ -163,7 +163,10 @@ export class LuaScripts {
     let ref = this.#compiled.get(source);
     if (ref === undefined) {
       const lua = this.#lua;
-      if (lua.luaL_loadbufferx(this.#L, source, Buffer.byteLength(source), '@user_script', 't') !== 0) {
+      // A shebang (`#!lua flags=no-writes`) is Redis's line, not Lua's: a comment here, so that
+      // line numbers in error messages stay the server's.
+      const body = source.startsWith('#!') ? `--${source.slice(2)}` : source;
+      if (lua.luaL_loadbufferx(this.#L, body, Buffer.byteLength(body), '@user_script', 't') !== 0) {
         const message = this.#string(this.#L, -1);
         lua.lua_settop(this.#L, 0);
         throw new Error(`ERR Error compiling script (new function): ${message}`);

@@ -1,7 +1,9 @@
-import { monotonic } from '../engine/clock.ts';
+import { monotonic } from '../base/clock.ts';
 
 /** Keys whose last push time is remembered (see changedSince); the oldest go first. */
 const RECENT_KEYS = 10_000;
+
+const NO_LISTENERS: readonly KeyListener[] = [];
 
 /** Something that wants to hear when a key may have changed. */
 export interface KeyListener {
@@ -53,6 +55,13 @@ export class Dispatcher {
     }
   }
 
+  /** The listeners of `key` right now, as a copy (a caller may remove some while it goes). */
+  listenersOf(key: string): readonly KeyListener[] {
+    const found = this.#byKey.get(key);
+    if (found === undefined) return NO_LISTENERS;
+    return found instanceof Set ? [...found] : [found];
+  }
+
   /** Keys may have changed; `null` means any key may have. */
   invalidate(keys: readonly string[] | null): void {
     this.#pushes++;
@@ -84,7 +93,7 @@ export class Dispatcher {
 
   // Pushes for one change can arrive from several connections in the same I/O phase (a quorum's
   // nodes, or a key and its fencing counter): each listener hears of them once, right after
-  // that phase, instead of once per push. That halves the retries of a quorum's waiters.
+  // that phase, instead of once per push: a quorum's waiters retry once per change, not once per node.
   readonly #pending = new Map<KeyListener, boolean>();
   #scheduled = false;
 

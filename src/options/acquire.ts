@@ -4,14 +4,17 @@ import { checkKnownKeys, checkObject, checkOwner, checkSignal, checkTimeout, che
 export interface AcquireOptions {
   /**
    * How long to wait for the lock, in ms. `0` makes one attempt. `Infinity` waits until
-   * `signal` aborts or the instance closes.
+   * `signal` aborts or the instance closes. Any length: beyond setTimeout's 2^31-1 ms (about
+   * 24.8 days) it still waits that long.
    * @default Infinity
+   * @example await lh.acquire('cron:purge', { timeout: 30 * 24 * 3_600_000 }); // 30 days
    */
   timeout?: number;
   /** Aborting it stops the wait; the call rejects with `signal.reason`. */
   signal?: AbortSignal;
   /**
-   * Lease validity in ms; automatic extension keeps renewing it while held. At least 12 ms.
+   * Lease validity in ms; automatic extension keeps renewing it while held. From 12 ms to
+   * 2,147,483,647 ms (24 d 20 h).
    * @default the instance's `ttl`
    */
   ttl?: number;
@@ -42,4 +45,26 @@ export function checkAcquireOptions(options: unknown, defaults: { ttl: number })
     ttl: o['ttl'] === undefined ? defaults.ttl : checkTtl(o['ttl']),
     owner: o['owner'] === undefined ? undefined : checkOwner(o['owner']),
   };
+}
+
+/**
+ * The options of a one-attempt call (tryAcquire, forceAcquire, tryRead, tryWrite): `ttl` and
+ * `owner`. A `timeout` or `signal` there is a TypeError: one attempt never waits.
+ * @example await lh.tryAcquire('cron:purge', { ttl: 60_000, owner: 'billing-worker-3' });
+ */
+export type OnceOptions = Pick<AcquireOptions, 'ttl' | 'owner'>;
+
+/**
+ * Validates a one-attempt call's options: `ttl` and `owner`. A `timeout` or `signal` there is
+ * refused rather than ignored: `tryAcquire(name, { timeout: 5_000 })` would otherwise make one
+ * attempt while its caller believed it waited.
+ */
+export function checkOnceOptions(
+  options: unknown,
+  defaults: { ttl: number },
+  where: string,
+): ValidAcquireOptions {
+  const o = checkObject(options, 'options');
+  checkKnownKeys(o, ['ttl', 'owner'], `${where} options (one attempt: no timeout or signal)`);
+  return checkAcquireOptions(o, defaults);
 }

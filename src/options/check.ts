@@ -3,17 +3,10 @@
  * and the value received, before any network traffic.
  */
 
-import { MIN_TTL } from '../engine/clock.ts';
+import { MIN_TTL } from '../base/clock.ts';
+import { CONTROL_CHARACTERS, MAX_OWNER_LENGTH } from '../base/owner.ts';
 
-/** Longest owner accepted, in characters: it is stored with every lease and waiter. */
-export const MAX_OWNER_LENGTH = 200;
-
-/**
- * Control characters, which an owner may not hold: they would garble the CLI's and dashboard's
- * one-line views. Global, for replace(); search() ignores lastIndex, test() would not.
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them
-export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g;
+export { CONTROL_CHARACTERS, MAX_OWNER_LENGTH } from '../base/owner.ts';
 
 /** Validates an `owner` option (TypeError naming it). */
 export function checkOwner(value: unknown, option = 'owner'): string {
@@ -21,13 +14,34 @@ export function checkOwner(value: unknown, option = 'owner'): string {
     fail(option, `a non-empty string of at most ${MAX_OWNER_LENGTH} characters`, value);
   }
   if (value.search(CONTROL_CHARACTERS) !== -1) fail(option, 'free of control characters', value);
+  return checkWellFormed(value, option);
+}
+
+/**
+ * A lone surrogate (half of a UTF-16 pair): in a `u` regex a whole pair is one code point, so only
+ * lone halves match. Redis receives text as UTF-8, where a lone half becomes U+FFFD: two names
+ * that differ only there would share one key, and what inspect() shows would differ from what
+ * was given.
+ */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/** Text that reaches Redis as it was given: well-formed UTF-16 (String#isWellFormed). */
+export function checkWellFormed(value: string, option: string): string {
+  if (LONE_SURROGATE.test(value)) {
+    fail(option, 'well-formed Unicode text (a lone surrogate would reach Redis as U+FFFD)', value);
+  }
   return value;
 }
 
 /** Longest lock name accepted, in characters (keys stay well inside Redis's practical limits). */
 export const MAX_NAME_LENGTH = 1024;
 
-/** Longest TTL accepted: Redis's PX wants an integer that fits comfortably in 2^31 days. */
+/**
+ * Longest TTL accepted, in ms (about 24.8 days): the longest delay a single setTimeout honours,
+ * so the renewer's and the in-memory backend's timers derived from a TTL never overflow, and an
+ * integer Redis's PX takes as is. A lease renews itself every third of its TTL anyway: a longer
+ * one would only make a crashed holder's lock take longer to free.
+ */
 export const MAX_TTL = 2 ** 31 - 1;
 
 export function describe(value: unknown): string {
@@ -46,7 +60,14 @@ export function fail(option: string, expected: string, value: unknown): never {
 export function checkName(name: unknown, option = 'name'): string {
   if (typeof name !== 'string' || name.length === 0) fail(option, 'a non-empty string', name);
   if (name.length > MAX_NAME_LENGTH) fail(option, `at most ${MAX_NAME_LENGTH} characters`, name);
-  return name;
+  // Keys are `<prefix>:{<name>}...`: a name starting with "}" empties that hash tag, and Redis
+  // Cluster then hashes each key whole, scattering one name's keys over several slots.
+  if (name.startsWith('}')) {
+    throw new TypeError(
+      `leasehold: option "${option}" must not start with "}" (the keys' hash tag would be empty); received ${describe(name)}`,
+    );
+  }
+  return checkWellFormed(name, option);
 }
 
 /** A positive, finite duration in ms (`ttl`, `retryDelay`). */
@@ -66,7 +87,10 @@ export function checkTtl(value: unknown, option = 'ttl'): number {
   return value as number;
 }
 
-/** A wait bound in ms: 0 (one attempt), a positive finite number, or Infinity. */
+/**
+ * A wait bound in ms: 0 (one attempt), a positive number, or Infinity. Any size: waits go
+ * through engine/timer.ts's after(), so one beyond setTimeout's 2^31-1 ms still waits that long.
+ */
 export function checkTimeout(value: unknown, option = 'timeout'): number {
   if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
     fail(option, 'a number of milliseconds >= 0 (or Infinity)', value);

@@ -1,4 +1,5 @@
-import { defaultOwner } from '../engine/owner.ts';
+import { defaultOwner } from '../base/owner.ts';
+import { DEFAULT_COMMAND_TIMEOUT } from '../driver/watchdog.ts';
 import { MemoryBackend } from '../memory/backend.ts';
 import {
   checkDuration,
@@ -19,6 +20,7 @@ import {
   detectClient,
   installedDriver,
 } from './redis.ts';
+import { checkTls, type TlsOptions } from './tls.ts';
 import {
   type ClusterOptions,
   checkTopology,
@@ -79,13 +81,24 @@ export interface ConnectOptions {
    */
   backend?: 'redis' | 'memory' | MemoryBackend;
   /**
+   * TLS settings for a `rediss://` `url` or `nodes`: the certificate authorities to trust, a
+   * client certificate, the server name to verify. Certificates are always verified unless
+   * `rejectUnauthorized: false`. Not with `client` (configure TLS on your client), `cluster` or
+   * `sentinel` (not supported yet: their `rediss://` URLs use Node's bundled CAs and
+   * NODE_EXTRA_CA_CERTS). See docs/security.md.
+   * @default undefined (a `rediss://` URL verifies against Node's bundled CAs plus NODE_EXTRA_CA_CERTS)
+   * @example
+   * tls: { ca: readFileSync('/etc/ssl/redis-ca.pem') }
+   */
+  tls?: TlsOptions;
+  /**
    * Key namespace: keys look like `<prefix>:{<name>}`.
    * @default 'leasehold'
    */
   prefix?: string;
   /**
-   * Lease validity; automatic extension renews it every third of it. At least 12 ms (see
-   * docs/getting-started.md, "How short a ttl").
+   * Lease validity; automatic extension renews it every third of it. From 12 ms (see
+   * docs/getting-started.md, "How short a ttl") to 2,147,483,647 ms (24 d 20 h).
    * @default 10_000
    */
   ttl?: number;
@@ -106,10 +119,22 @@ export interface ConnectOptions {
    */
   retryDelay?: number;
   /**
-   * How long connect() waits for Redis before rejecting with ConnectError.
+   * How long connect() waits for Redis before rejecting with ConnectError: any number of ms
+   * above 0, or Infinity to wait until Redis answers.
    * @default 5_000
    */
   connectTimeout?: number;
+  /**
+   * How long a connection may leave a command unanswered: past it the connection is taken for
+   * dead (a stalled Redis, a network that drops packets while the TCP connection stays open),
+   * every call still waiting on it fails with RedisUnavailableError, and leasehold reconnects.
+   * It counts as a dropped connection (see `onDisconnect`). This bounds every call while Redis
+   * does not answer: `tryAcquire`, `release`, `extend`, `inspect`, `list` settle within it
+   * (docs/safety.md, "When Redis does not answer"). Keep it above the slowest reply you accept:
+   * a fork, a slow command of another client, a busy script (Redis's own threshold is 5 s).
+   * @default 5_000
+   */
+  commandTimeout?: number;
   /**
    * What a lost connection does to the leases behind it.
    * 'abort': their signals abort at once (LockLostError, reason 'disconnected'): while the
@@ -138,11 +163,14 @@ export interface ValidConnectOptions extends ValidTopology {
   url: string;
   client: unknown;
   driver: 'node-redis' | 'ioredis';
+  /** TLS settings for the connections leasehold opens (url or nodes). */
+  tls: TlsOptions | undefined;
   prefix: string;
   ttl: number;
   notifications: 'auto' | 'tracking' | 'polling';
   retryDelay: number;
   connectTimeout: number;
+  commandTimeout: number;
   onDisconnect: 'abort' | 'reverify';
   owner: string;
 }
@@ -156,11 +184,13 @@ const KNOWN = [
   'cluster',
   'sentinel',
   'durability',
+  'tls',
   'prefix',
   'ttl',
   'notifications',
   'retryDelay',
   'connectTimeout',
+  'commandTimeout',
   'onDisconnect',
   'owner',
 ] as const;
@@ -209,14 +239,36 @@ export function checkConnectOptions(options: unknown): ValidConnectOptions {
     url,
     client,
     driver,
+    tls: checkConnectTls(o, nodes ?? [url]),
     prefix,
     ttl: o['ttl'] === undefined ? 10_000 : checkTtl(o['ttl']),
     notifications,
     retryDelay: o['retryDelay'] === undefined ? 100 : checkDuration(o['retryDelay'], 'retryDelay'),
     connectTimeout,
+    commandTimeout:
+      o['commandTimeout'] === undefined
+        ? DEFAULT_COMMAND_TIMEOUT
+        : checkDuration(o['commandTimeout'], 'commandTimeout'),
     onDisconnect,
     owner: o['owner'] === undefined ? defaultOwner() : checkOwner(o['owner']),
   };
+}
+
+/** `tls`, with the URLs it would apply to; left out where leasehold does not open the connections. */
+function checkConnectTls(o: Record<string, unknown>, urls: readonly string[]): TlsOptions | undefined {
+  const tls = o['tls'];
+  if (tls === undefined) return undefined;
+  const elsewhere: Record<string, string> = {
+    client: 'left out with "client" (configure TLS on your own client)',
+    backend: 'left out with an in-memory backend',
+    cluster:
+      'left out with "cluster" (not supported yet; rediss:// root nodes verify against Node\'s CAs and NODE_EXTRA_CA_CERTS)',
+    sentinel: 'left out with "sentinel" (not supported yet; see docs/security.md)',
+  };
+  for (const [other, expected] of Object.entries(elsewhere)) {
+    if (o[other] !== undefined && !(other === 'backend' && o[other] === 'redis')) fail('tls', expected, tls);
+  }
+  return checkTls(tls, urls);
 }
 
 /**

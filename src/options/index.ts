@@ -3,7 +3,13 @@
  * TypeError that names the option and the value received, before any network traffic.
  */
 
-export { type AcquireOptions, checkAcquireOptions, type ValidAcquireOptions } from './acquire.ts';
+export {
+  type AcquireOptions,
+  checkAcquireOptions,
+  checkOnceOptions,
+  type OnceOptions,
+  type ValidAcquireOptions,
+} from './acquire.ts';
 export {
   CONTROL_CHARACTERS,
   checkDuration,
@@ -14,6 +20,7 @@ export {
   checkSignal,
   checkTimeout,
   checkTtl,
+  checkWellFormed,
   describe,
   fail,
   MAX_NAME_LENGTH,
@@ -46,6 +53,7 @@ export {
   defaultUrl,
   installedDriver,
 } from './redis.ts';
+export { checkTls, type Pem, type TlsOptions } from './tls.ts';
 export type {
   ClusterOptions,
   DurabilityOptions,

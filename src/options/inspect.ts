@@ -1,7 +1,11 @@
 /** Options of `lh.inspect()` and `lh.list()`, and their checks. */
 
-import { PRIMITIVES, type Primitive } from '../inspect/layout.ts';
 import { checkKnownKeys, checkObject, fail } from './check.ts';
+
+/** The primitives whose state can be inspected. */
+export type Primitive = 'mutex' | 'semaphore' | 'rwlock' | 'fair' | 'election';
+
+export const PRIMITIVES: readonly Primitive[] = ['mutex', 'semaphore', 'rwlock', 'fair', 'election'];
 
 /** Options of `lh.list()`. */
 export interface ListOptions {

@@ -1,7 +1,15 @@
 /** Options of the primitives other than the mutex, and the checks of their arguments. */
 
 import type { AcquireOptions } from './acquire.ts';
-import { checkKnownKeys, checkName, checkObject, checkTtl, describe, fail } from './check.ts';
+import {
+  checkKnownKeys,
+  checkName,
+  checkObject,
+  checkTtl,
+  checkWellFormed,
+  describe,
+  fail,
+} from './check.ts';
 
 /** Options of `lh.semaphore()`. */
 export interface SemaphoreOptions {
@@ -68,7 +76,7 @@ export function checkElectionValue(value: unknown): string {
   if (typeof value !== 'string' || value.length > MAX_VALUE) {
     fail('value', `a string of at most ${MAX_VALUE} characters`, value);
   }
-  return value;
+  return checkWellFormed(value, 'value');
 }
 
 /** Most names one multiLock takes: one script's keys, and one batch per renewal, stay small. */

@@ -3,7 +3,8 @@
  * `Leasehold.connect()` and the command line's `--redis`, `--driver` and `--prefix` share.
  */
 
-import { fail, MAX_NAME_LENGTH } from './check.ts';
+import { redact } from '../base/redact.ts';
+import { checkWellFormed, fail, MAX_NAME_LENGTH } from './check.ts';
 
 /** The key namespace when none is given. */
 export const DEFAULT_PREFIX = 'leasehold';
@@ -15,7 +16,11 @@ export function defaultUrl(): string {
 
 /** `url`, or the CLI's `--redis`. */
 export function checkUrl(value: unknown, option = 'url'): string {
-  if (!isRedisUrl(value)) fail(option, 'a redis:// or rediss:// URL with a numeric port, if any', value);
+  if (!isRedisUrl(value)) {
+    // The value may carry a password: never echo it.
+    const shown = typeof value === 'string' ? redact(value) : value;
+    fail(option, 'a redis:// or rediss:// URL with a numeric port, if any', shown);
+  }
   return value;
 }
 
@@ -31,7 +36,7 @@ export function checkPrefix(value: unknown, option = 'prefix'): string {
     fail(option, `a non-empty string of at most ${MAX_NAME_LENGTH} characters`, value);
   }
   if (/[{}]/.test(value)) fail(option, 'free of "{" and "}" (they would change the hash tag)', value);
-  return value;
+  return checkWellFormed(value, option);
 }
 
 /** Quorum mode wants an odd number (2m-1 >= 3) of distinct redis:// URLs. */
@@ -40,7 +45,7 @@ export function checkNodes(value: unknown): string[] | undefined {
   const expected = 'an array of 3, 5, 7 … distinct redis:// URLs (independent masters)';
   if (!Array.isArray(value) || value.length < 3 || value.length % 2 === 0) fail('nodes', expected, value);
   for (const url of value) {
-    if (!isRedisUrl(url)) fail('nodes', expected, url);
+    if (!isRedisUrl(url)) fail('nodes', expected, typeof url === 'string' ? redact(url) : url);
   }
   if (new Set(value).size !== value.length) fail('nodes', expected, value);
   return value as string[];

@@ -1,4 +1,5 @@
-import { fail } from './check.ts';
+import { redact } from '../base/redact.ts';
+import { fail, MAX_TTL } from './check.ts';
 
 /** Redis Cluster: where to ask for the slot map (any live node; the rest is discovered). */
 export interface ClusterOptions {
@@ -102,7 +103,11 @@ function checkCluster(value: unknown): { rootNodes: string[]; keyMajority: numbe
     rootNodes: rootNodes.map((node: unknown) => {
       const url = node !== null && typeof node === 'object' ? (node as { url?: unknown }).url : node;
       if (typeof url !== 'string' || !URL_PATTERN.test(url)) {
-        fail('cluster.rootNodes', 'redis:// URLs or { url } objects', node);
+        fail(
+          'cluster.rootNodes',
+          'redis:// URLs or { url } objects',
+          typeof node === 'string' ? redact(node) : node,
+        );
       }
       return url;
     }),
@@ -128,7 +133,11 @@ function checkSentinel(value: unknown): { name: string; sentinels: string[] } {
           return `redis://${host.includes(':') ? `[${host}]` : host}:${port}`;
         }
       }
-      return fail('sentinel.sentinels', 'redis:// URLs or { host, port } objects', node);
+      return fail(
+        'sentinel.sentinels',
+        'redis:// URLs or { host, port } objects',
+        typeof node === 'string' ? redact(node) : node,
+      );
     }),
   };
 }
@@ -139,12 +148,15 @@ function checkDurability(value: unknown): { replicas: number; timeout: number } 
   if (Object.keys(rest).length > 0) {
     fail('durability', `${expected} (unknown key "${Object.keys(rest)[0]}")`, value);
   }
-  if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 1) {
-    fail('durability.replicas', 'an integer >= 1', replicas);
+  // Safe integers only: a larger one would reach WAIT as "1e+21", which Redis refuses at
+  // acquire time (RedisCommandError) instead of here.
+  if (typeof replicas !== 'number' || !Number.isSafeInteger(replicas) || replicas < 1) {
+    fail('durability.replicas', `an integer from 1 to ${Number.MAX_SAFE_INTEGER}`, replicas);
   }
-  if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1) {
-    // WAIT's timeout 0 means "forever": not something a lock acquisition should do.
-    fail('durability.timeout', 'an integer number of milliseconds >= 1', timeout);
+  if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > MAX_TTL) {
+    // WAIT's timeout 0 means "forever": not something a lock acquisition should do. Beyond
+    // MAX_TTL it would outlast any lease it waits for.
+    fail('durability.timeout', `an integer number of milliseconds from 1 to ${MAX_TTL}`, timeout);
   }
   return { replicas, timeout };
 }

@@ -1,21 +1,21 @@
+import { optionalText, toFence, toNumber, toText } from '../base/replies.ts';
 import type { ScriptCall } from '../driver/types.ts';
-import { keyFor } from '../engine/context.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { Holding } from '../engine/held.ts';
-import { toFence, toNumber } from '../engine/replies.ts';
 import { ms, type Spec } from '../engine/spec.ts';
 import type { WaitSpec } from '../engine/waiting.ts';
-import { ConnectionClosedError, RedisUnavailableError } from '../errors.ts';
 import { Lease, type LeaseInit } from '../lease.ts';
 import {
   type AcquireOptions,
-  checkAcquireOptions,
   checkElectionValue,
   checkKnownKeys,
   checkObject,
   checkSignal,
 } from '../options/index.ts';
 import { loadScript } from '../scripts/index.ts';
+import { Handle } from './handle.ts';
+import { fence, type Holder, holder, type InspectionSpec, num } from './inspection.ts';
+import { layout } from './layout.ts';
 
 const scripts = {
   campaign: loadScript('election-campaign'),
@@ -44,8 +44,6 @@ export interface Leader {
 export type LeadershipChange =
   | { type: 'elected' | 'proclaimed'; leader: Leader; fencingToken: bigint }
   | { type: 'vacant'; leader: undefined; fencingToken: bigint };
-
-const text = (v: unknown): string => (v instanceof Uint8Array ? Buffer.from(v).toString() : String(v));
 
 /**
  * A leader's term: a Lease (signal, fencingToken, extend, release) that can also change the
@@ -76,11 +74,26 @@ export class Term extends Lease {
   }
 }
 
-interface ElectionKeys {
-  leader: string;
-  fence: string;
-  log: string;
-}
+/** The election's keys: the leader hash (token, value, term fence), its fencing counter, the change log. */
+export const electionLayout = layout({ leader: 'election', fence: 'election:fence', log: 'election:log' });
+
+type ElectionKeys = ReturnType<typeof electionLayout.keys>;
+
+/** An election as inspection reads it: `{now, fence, token, value, term fence, pttl}`. */
+export const electionInspection: InspectionSpec<keyof ElectionKeys> = {
+  script: loadScript('inspect-election'),
+  keys: ['leader', 'fence'],
+  state: ['leader', 'fence'],
+  parse(name, r) {
+    const token = optionalText(r[2]);
+    if (optionalText(r[1]) === undefined && token === undefined) return undefined;
+    const holders: Holder[] = [];
+    if (token !== undefined) {
+      holders.push({ ...holder(token, num(r[5]), fence(r[4])), value: optionalText(r[3]) ?? '' });
+    }
+    return { name, primitive: 'election', holders, waiters: undefined, lastFencingToken: fence(r[1]) };
+  },
+};
 
 /**
  * The election as a spec: the leader is a hash with a TTL, and every change is appended to a
@@ -97,11 +110,7 @@ export class ElectionSpec implements Spec<ElectionKeys, string> {
   }
 
   keys(prefix: string, name: string): ElectionKeys {
-    return {
-      leader: keyFor(prefix, name, 'election'),
-      fence: keyFor(prefix, name, 'election:fence'),
-      log: keyFor(prefix, name, 'election:log'),
-    };
+    return electionLayout.keys(prefix, name);
   }
 
   acquire(k: ElectionKeys, stored: string, ttl: number, value: string): ScriptCall {
@@ -113,7 +122,7 @@ export class ElectionSpec implements Spec<ElectionKeys, string> {
   }
 
   extend(k: ElectionKeys, stored: string, ttl: number): ScriptCall {
-    return { script: scripts.extend, keys: [k.leader], args: [stored, ms(ttl)] };
+    return { script: scripts.extend, keys: [k.leader, k.log], args: [stored, ms(ttl)] };
   }
 
   release(k: ElectionKeys, stored: string): ScriptCall {
@@ -144,8 +153,8 @@ export class ElectionSpec implements Spec<ElectionKeys, string> {
       keys: [k.leader, k.log],
       args: [lease.stored, value, LOG_LENGTH],
     };
-    const reply = await this.#engine.eval(this, call, 'proclaim');
-    this.#engine.wake(k.log);
+    // Observers in this process hear no push for our own write: the engine wakes them.
+    const reply = await this.#engine.eval(this, call, 'proclaim', [k.log]);
     return reply === 1;
   }
 
@@ -153,7 +162,7 @@ export class ElectionSpec implements Spec<ElectionKeys, string> {
     const args = ['HMGET', this.keys(this.#engine.prefix, name).leader, 'value', 'fence'];
     const reply = await this.#engine.command(this, args, 'leader');
     if (!Array.isArray(reply) || reply[1] === null || reply[1] === undefined) return undefined;
-    return { value: text(reply[0]), fencingToken: toFence(text(reply[1])) };
+    return { value: toText(reply[0]), fencingToken: toFence(toText(reply[1])) };
   }
 
   /** Changes after entry `after` ('' for the latest one) and the leader's remaining TTL. */
@@ -168,14 +177,14 @@ export class ElectionSpec implements Spec<ElectionKeys, string> {
     const [entries, pttl] = reply as [[unknown, unknown[]][], unknown];
     const changes = entries.map(([id, fields]): [string, LeadershipChange] => {
       const f: Record<string, string> = {};
-      for (let i = 0; i + 1 < fields.length; i += 2) f[text(fields[i])] = text(fields[i + 1]);
+      for (let i = 0; i + 1 < fields.length; i += 2) f[toText(fields[i])] = toText(fields[i + 1]);
       const fencingToken = BigInt(f['fence'] ?? '0');
       const type = f['type'];
       const change: LeadershipChange =
         type === 'elected' || type === 'proclaimed'
           ? { type, leader: { value: f['value'] ?? '', fencingToken }, fencingToken }
           : { type: 'vacant', leader: undefined, fencingToken };
-      return [text(id), change];
+      return [toText(id), change];
     });
     return { changes, pttl: toNumber(pttl) };
   }
@@ -190,19 +199,13 @@ export class ElectionSpec implements Spec<ElectionKeys, string> {
  * runScheduler({ signal: term.signal, fence: term.fencingToken });
  * for await (const change of election.observe({ signal })) console.log(change.type, change.leader);
  */
-export class Election {
-  /** The election's name. */
-  readonly name: string;
-  readonly #engine: Engine;
+export class Election extends Handle {
   readonly #spec: ElectionSpec;
-  readonly #defaults: { ttl: number };
 
   /** @internal Use `lh.election(name)`. */
   constructor(engine: Engine, spec: ElectionSpec, name: string, defaults: { ttl: number }) {
-    this.#engine = engine;
+    super(engine, name, defaults);
     this.#spec = spec;
-    this.name = name;
-    this.#defaults = defaults;
   }
 
   /**
@@ -212,11 +215,10 @@ export class Election {
   campaign(value: string, options?: AcquireOptions): Promise<Term> {
     try {
       checkElectionValue(value);
-      const valid = checkAcquireOptions(options, this.#defaults);
-      return this.#engine.acquire(this.#spec, this.name, value, valid) as Promise<Term>;
     } catch (error) {
       return Promise.reject(error);
     }
+    return this.wait(this.#spec, value, options) as Promise<Term>;
   }
 
   /** The current leader, or undefined when nobody leads. */
@@ -236,71 +238,27 @@ export class Election {
     return this.#observe(checkSignal(o['signal']));
   }
 
-  async *#observe(signal: AbortSignal | undefined): AsyncGenerator<LeadershipChange, void, undefined> {
-    const engine = this.#engine;
-    if (engine.closed) throw new ConnectionClosedError();
-    signal?.throwIfAborted();
-    const { log } = this.#spec.keys(engine.prefix, this.name);
-    let pending = true;
-    let closed = false;
-    let resume: (() => void) | undefined;
-    const wake = () => {
-      pending = true;
-      resume?.();
-    };
-    // Not a waiter for a lease but a reader of the change log: it shares the engine's pushes,
-    // local wakes and close(), not its wait queues (nothing is acquired, nothing to hand over).
-    const unwatch = engine.watch(log, wake);
-    const unwake = engine.onWake(log, wake);
-    const unclose = engine.onClose(() => {
-      closed = true;
-      wake();
-    });
-    signal?.addEventListener('abort', wake);
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      let after = '';
-      let sleep = Number.POSITIVE_INFINITY;
-      for (;;) {
-        signal?.throwIfAborted();
-        if (closed) throw new ConnectionClosedError();
-        if (!pending) {
-          await new Promise<void>((resolve) => {
-            resume = resolve;
-            if (sleep !== Number.POSITIVE_INFINITY) {
-              timer = setTimeout(wake, sleep);
-              timer.unref();
-            }
-          });
-          resume = undefined;
-          clearTimeout(timer);
-          continue;
-        }
-        pending = false;
-        let batch: Awaited<ReturnType<ElectionSpec['read']>>;
-        try {
-          batch = await this.#spec.read(this.name, after);
-        } catch (error) {
-          if (!(error instanceof RedisUnavailableError)) throw error;
-          sleep = engine.retryDelay;
-          continue;
-        }
+  /** The change log, read from the latest entry on, for the engine's follow loop. */
+  #observe(signal: AbortSignal | undefined): AsyncGenerator<LeadershipChange, void, undefined> {
+    const spec = this.#spec;
+    const name = this.name;
+    let after = '';
+    const source = {
+      key: spec.keys(this.engine.prefix, name).log,
+      read: async () => {
+        const batch = await spec.read(name, after);
         // An empty log at the start: from now on read every entry from its beginning.
         if (after === '' && batch.changes.length === 0) after = '0-0';
-        for (const [id, change] of batch.changes) {
-          after = id;
-          yield change;
-        }
-        if (batch.changes.length >= BATCH) pending = true;
-        const untilExpiry = batch.pttl >= 0 ? batch.pttl + 1 : Number.POSITIVE_INFINITY;
-        sleep = engine.tracking(this.#spec) ? untilExpiry : Math.min(untilExpiry, engine.retryDelay);
-      }
-    } finally {
-      clearTimeout(timer);
-      unwatch();
-      unwake();
-      unclose();
-      signal?.removeEventListener('abort', wake);
-    }
+        const last = batch.changes.at(-1);
+        if (last !== undefined) after = last[0];
+        return {
+          items: batch.changes.map(([, change]) => change),
+          more: batch.changes.length >= BATCH,
+          // A leader's expiry is not pushed in time: look again when its TTL would run out.
+          retryIn: batch.pttl >= 0 ? batch.pttl + 1 : Number.POSITIVE_INFINITY,
+        };
+      },
+    };
+    return this.engine.follow(spec, source, signal) as AsyncGenerator<LeadershipChange, void, undefined>;
   }
 }

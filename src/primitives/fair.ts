@@ -1,10 +1,11 @@
-import { keyFor } from '../engine/context.ts';
-import type { Engine } from '../engine/engine.ts';
-import { pair } from '../engine/replies.ts';
+import { optionalText, pair } from '../base/replies.ts';
 import { ms, type Spec } from '../engine/spec.ts';
 import type { Lease } from '../lease.ts';
-import { type AcquireOptions, checkAcquireOptions } from '../options/index.ts';
+import type { AcquireOptions, OnceOptions } from '../options/index.ts';
 import { loadScript, scripts as mutexScripts } from '../scripts/index.ts';
+import { Handle } from './handle.ts';
+import { fence, holder, type InspectionSpec, num, pairs, waiter } from './inspection.ts';
+import { layout } from './layout.ts';
 
 const scripts = {
   acquire: loadScript('fair-acquire'),
@@ -12,20 +13,48 @@ const scripts = {
   withdraw: loadScript('fair-withdraw'),
 };
 
-interface FairKeys {
-  lock: string;
-  queue: string;
-  deadlines: string;
-  arrivals: string;
-  fence: string;
-  /** Prefix of the per-waiter turn keys; a waiter's stored value completes it. */
-  turn: string;
-}
+/**
+ * The fair lock's keys: the lock, the queue (by arrival number), the waiters' deadlines, the
+ * arrival and fencing counters, and `turn`, the prefix of each waiter's own turn key (its stored
+ * value completes it).
+ */
+export const fairLayout = layout({
+  lock: 'fair',
+  queue: 'fair:queue',
+  deadlines: 'fair:deadlines',
+  arrivals: 'fair:arrivals',
+  fence: 'fair:fence',
+  turn: 'fair:turn:',
+});
+
+type FairKeys = ReturnType<typeof fairLayout.keys>;
+
+/** A fair lock as inspection reads it: `{now, fence, holder, pttl, queued, waiters}`. */
+export const fairInspection: InspectionSpec<keyof FairKeys> = {
+  script: loadScript('inspect-fair'),
+  keys: ['lock', 'fence', 'queue', 'deadlines'],
+  state: ['lock', 'fence', 'queue', 'deadlines'],
+  parse(name, r) {
+    const now = num(r[0]);
+    const value = optionalText(r[2]);
+    const queue = pairs(r[5]);
+    if (optionalText(r[1]) === undefined && value === undefined && queue.length === 0) return undefined;
+    const last = fence(r[1]);
+    return {
+      name,
+      primitive: 'fair',
+      holders: value === undefined ? [] : [holder(value, num(r[3]), last)],
+      waiters: queue.map(([v, deadline]) => waiter(v, deadline, now)),
+      lastFencingToken: last,
+      queued: num(r[4]),
+    };
+  },
+};
 
 /** A reply naming the next waiter in line ('' or nil: nobody), as the turn key to wake. */
 function turnOf(k: FairKeys, next: unknown): string | undefined {
-  const token = next instanceof Uint8Array ? Buffer.from(next).toString() : next;
-  return typeof token === 'string' && token !== '' ? k.turn + token : undefined;
+  const token = optionalText(next);
+  return token !== undefined && token !== '' ? k.turn + token : undefined;
 }
 
 /**
@@ -37,14 +66,7 @@ function turnOf(k: FairKeys, next: unknown): string | undefined {
  */
 export const fairSpec: Spec<FairKeys, undefined> = {
   operation: 'fair acquire',
-  keys: (prefix, name) => ({
-    lock: keyFor(prefix, name, 'fair'),
-    queue: keyFor(prefix, name, 'fair:queue'),
-    deadlines: keyFor(prefix, name, 'fair:deadlines'),
-    arrivals: keyFor(prefix, name, 'fair:arrivals'),
-    fence: keyFor(prefix, name, 'fair:fence'),
-    turn: keyFor(prefix, name, 'fair:turn:'),
-  }),
+  keys: fairLayout.keys,
   acquire: (k, stored, ttl, _request, join) => ({
     script: scripts.acquire,
     keys: [k.lock, k.queue, k.deadlines, k.arrivals, k.fence, k.turn + stored],
@@ -84,44 +106,18 @@ export const fairSpec: Spec<FairKeys, undefined> = {
  * await using turn = await payouts.acquire({ timeout: 30_000 });
  * await pay(batch, { fence: turn.fencingToken });
  */
-export class FairLock {
-  /** The lock's name. */
-  readonly name: string;
-  readonly #engine: Engine;
-  readonly #defaults: { ttl: number };
-
-  /** @internal Use `lh.fairLock(name)`. */
-  constructor(engine: Engine, name: string, defaults: { ttl: number }) {
-    this.#engine = engine;
-    this.name = name;
-    this.#defaults = defaults;
-  }
-
+export class FairLock extends Handle {
   /**
    * Joins the queue and waits for this caller's turn. `ttl` is also how long the queue keeps the
    * place of a waiter that stops responding. Rejects with LockTimeoutError after `timeout`,
    * `signal.reason` on abort, ConnectionClosedError on close(); the place in line is given up.
    */
   acquire(options?: AcquireOptions): Promise<Lease> {
-    try {
-      return this.#engine.acquire(
-        fairSpec,
-        this.name,
-        undefined,
-        checkAcquireOptions(options, this.#defaults),
-      );
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.wait(fairSpec, undefined, options);
   }
 
   /** One attempt: the Lease when the lock is free and nobody waits, else undefined. */
-  async tryAcquire(options?: Pick<AcquireOptions, 'ttl'>): Promise<Lease | undefined> {
-    return this.#engine.tryAcquire(
-      fairSpec,
-      this.name,
-      undefined,
-      checkAcquireOptions(options, this.#defaults),
-    );
+  tryAcquire(options?: OnceOptions): Promise<Lease | undefined> {
+    return this.once(fairSpec, undefined, options, 'tryAcquire');
   }
 }

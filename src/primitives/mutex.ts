@@ -1,10 +1,15 @@
+import { optionalText } from '../base/replies.ts';
 import type { ScriptCall } from '../driver/types.ts';
-import { keyFor } from '../engine/context.ts';
 import type { Holding } from '../engine/held.ts';
 import { ms, type Spec } from '../engine/spec.ts';
 import type { WaitSpec } from '../engine/waiting.ts';
 import type { Lease } from '../lease.ts';
-import { scripts } from '../scripts/index.ts';
+import { loadScript, scripts } from '../scripts/index.ts';
+import { fence, holder, type InspectionSpec, num } from './inspection.ts';
+import { layout } from './layout.ts';
+
+/** The mutex's keys: the lock (its holder's stored value, with a TTL) and its fencing counter. */
+export const mutexLayout = layout({ lock: '', fence: 'fence' });
 
 /** The two keys of one mutex: the lock and its fencing counter (same hash tag). */
 export interface MutexKeys {
@@ -17,9 +22,22 @@ export interface MutexKeys {
 /** The keys of mutex `name` (a multiLock takes the very same ones). */
 export const mutexKeys = (prefix: string, name: string): MutexKeys => ({
   name,
-  lock: keyFor(prefix, name),
-  fence: keyFor(prefix, name, 'fence'),
+  ...mutexLayout.keys(prefix, name),
 });
+
+/** A mutex as inspection reads it: `{now, value, pttl, fence}`. */
+export const mutexInspection: InspectionSpec<'lock' | 'fence'> = {
+  script: loadScript('inspect-mutex'),
+  keys: ['lock', 'fence'],
+  state: ['lock', 'fence'],
+  parse(name, r) {
+    const value = optionalText(r[1]);
+    if (value === undefined && optionalText(r[3]) === undefined) return undefined;
+    const last = fence(r[3]);
+    const holders = value === undefined ? [] : [holder(value, num(r[2]), last)];
+    return { name, primitive: 'mutex', holders, waiters: undefined, lastFencingToken: last };
+  },
+};
 
 export const acquireCall = (k: MutexKeys, stored: string, ttl: number): ScriptCall => ({
   script: scripts.acquire,
@@ -61,9 +79,11 @@ export const restoreCall = (k: MutexKeys, stored: string, ttl: number, fence: bi
 export class MutexSpec implements Spec<MutexKeys, undefined> {
   readonly operation = 'acquire';
   readonly keys = mutexKeys;
-  readonly quorum = { confirm: confirmCall, restore: restoreCall };
-  /** The lease this instance holds per lock name: a local forceAcquire ends it without a push. */
-  readonly #held = new Map<string, Lease>();
+  readonly quorum = {
+    confirm: confirmCall,
+    restore: (k: MutexKeys, lease: Lease, ttl: number) =>
+      restoreCall(k, lease.stored, ttl, lease.fencingToken),
+  };
 
   acquire(k: MutexKeys, stored: string, ttl: number): ScriptCall {
     return acquireCall(k, stored, ttl);
@@ -82,22 +102,10 @@ export class MutexSpec implements Spec<MutexKeys, undefined> {
   }
 
   holding(k: MutexKeys): Holding {
-    return { key: k.lock, policy: 'verify', onEnd: this.#ended };
+    return { key: k.lock, policy: 'verify' };
   }
 
   waiting(k: MutexKeys): WaitSpec {
     return { key: k.lock, watch: [k.lock], shared: false };
   }
-
-  granted(lease: Lease): undefined {
-    const previous = this.#held.get(lease.name);
-    this.#held.set(lease.name, lease);
-    previous?.lose('taken', 'taken over by forceAcquire in this process');
-    return undefined;
-  }
-
-  /** A lease ended: forget it (shared by every lease, so that none carries a closure). */
-  readonly #ended = (lease: Lease): void => {
-    if (this.#held.get(lease.name) === lease) this.#held.delete(lease.name);
-  };
 }

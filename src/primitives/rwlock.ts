@@ -1,9 +1,20 @@
-import { keyFor } from '../engine/context.ts';
-import type { Engine } from '../engine/engine.ts';
+import { optionalText } from '../base/replies.ts';
 import { ms, type Spec } from '../engine/spec.ts';
 import type { Lease } from '../lease.ts';
-import { type AcquireOptions, checkAcquireOptions } from '../options/index.ts';
+import type { AcquireOptions, OnceOptions } from '../options/index.ts';
 import { loadScript, scripts as mutexScripts } from '../scripts/index.ts';
+import { Handle } from './handle.ts';
+import {
+  fence,
+  type Holder,
+  holder,
+  type InspectionSpec,
+  num,
+  pairs,
+  type Waiter,
+  waiter,
+} from './inspection.ts';
+import { layout } from './layout.ts';
 
 const scripts = {
   read: loadScript('rwlock-read'),
@@ -13,21 +24,41 @@ const scripts = {
   readRelease: loadScript('rwlock-read-release'),
 };
 
-interface RwKeys {
-  writer: string;
-  readers: string;
-  waiting: string;
-  fence: string;
-  released: string;
-}
-
-const rwKeys = (prefix: string, name: string): RwKeys => ({
-  writer: keyFor(prefix, name, 'rw:writer'),
-  readers: keyFor(prefix, name, 'rw:readers'),
-  waiting: keyFor(prefix, name, 'rw:waiting'),
-  fence: keyFor(prefix, name, 'rw:fence'),
-  released: keyFor(prefix, name, 'rw:released'),
+/** The read-write lock's keys: writer, readers, waiting writers, fencing and reader-release counters. */
+export const rwLayout = layout({
+  writer: 'rw:writer',
+  readers: 'rw:readers',
+  waiting: 'rw:waiting',
+  fence: 'rw:fence',
+  released: 'rw:released',
 });
+
+type RwKeys = ReturnType<typeof rwLayout.keys>;
+const rwKeys = rwLayout.keys;
+
+/** A read-write lock as inspection reads it: `{now, fence, writer, pttl, readers, waiting}`. */
+export const rwInspection: InspectionSpec<keyof RwKeys> = {
+  script: loadScript('inspect-rwlock'),
+  keys: ['writer', 'readers', 'waiting', 'fence'],
+  state: ['writer', 'readers', 'waiting', 'fence'],
+  parse(name, r) {
+    const now = num(r[0]);
+    const writer = optionalText(r[2]);
+    const readers = pairs(r[4]);
+    const waiting = pairs(r[5]);
+    if (optionalText(r[1]) === undefined && writer === undefined && readers.length + waiting.length === 0)
+      return undefined;
+    const last = fence(r[1]);
+    const holders: Holder[] = [];
+    if (writer !== undefined) holders.push({ ...holder(writer, num(r[3]), last), role: 'writer' });
+    for (const [value, expiry] of readers)
+      holders.push({ ...holder(value, expiry - now, undefined), role: 'reader' });
+    const waiters = waiting.map(
+      ([value, deadline]): Waiter => ({ ...waiter(value, deadline, now), role: 'writer' }),
+    );
+    return { name, primitive: 'rwlock', holders, waiters, lastFencingToken: last };
+  },
+};
 
 const allKeys = (k: RwKeys) => [k.writer, k.readers, k.waiting, k.fence, k.released];
 
@@ -43,7 +74,13 @@ export const readSpec: Spec<RwKeys, undefined> = {
   acquire: (k, stored, ttl) => ({ script: scripts.read, keys: allKeys(k), args: [stored, ms(ttl)] }),
   extend: (k, stored, ttl) => ({ script: scripts.readExtend, keys: [k.readers], args: [stored, ms(ttl)] }),
   release: (k, stored) => ({ script: scripts.readRelease, keys: [k.readers, k.released], args: [stored] }),
-  holding: (k) => ({ key: k.readers, policy: 'reset-only', wake: [k.readers, k.writer] }),
+  // A reader's grant proves that no writer holds the lock.
+  holding: (k) => ({
+    key: k.readers,
+    policy: 'reset-only',
+    wake: [k.readers, k.writer],
+    excludes: [k.writer],
+  }),
   waiting: (k) => ({ key: k.readers, watch: [k.writer, k.waiting], shared: true }),
 };
 
@@ -62,7 +99,13 @@ export const writeSpec: Spec<RwKeys, undefined> = {
   }),
   extend: (k, stored, ttl) => ({ script: mutexScripts.extend, keys: [k.writer], args: [stored, ms(ttl)] }),
   release: (k, stored) => ({ script: mutexScripts.release, keys: [k.writer], args: [stored] }),
-  holding: (k) => ({ key: k.writer, policy: 'verify', wake: [k.readers, k.writer] }),
+  // The writer's grant proves that no reader holds the lock either (expired ones were dropped).
+  holding: (k) => ({
+    key: k.writer,
+    policy: 'verify',
+    wake: [k.readers, k.writer],
+    excludes: [k.writer, k.readers],
+  }),
   // Each waiting writer's stored value is its registration among the waiting (Spec.registers).
   waiting: (k) => ({ key: k.writer, watch: [k.writer, k.released], shared: false }),
   registers: {
@@ -86,54 +129,24 @@ export const writeSpec: Spec<RwKeys, undefined> = {
  * await using w = await config.write({ timeout: 5_000 });
  * await save(next, { fence: w.fencingToken });
  */
-export class ReadWriteLock {
-  /** The lock's name. */
-  readonly name: string;
-  readonly #engine: Engine;
-  readonly #defaults: { ttl: number };
-
-  /** @internal Use `lh.readWriteLock(name)`. */
-  constructor(engine: Engine, name: string, defaults: { ttl: number }) {
-    this.#engine = engine;
-    this.name = name;
-    this.#defaults = defaults;
-  }
-
+export class ReadWriteLock extends Handle {
   /** Waits for a read lease: no writer holds the lock and none is waiting. */
   read(options?: AcquireOptions): Promise<Lease> {
-    return this.#wait(readSpec, options);
+    return this.wait(readSpec, undefined, options);
   }
 
   /** Waits for the write lease: no writer and no reader. Blocks new readers while it waits. */
   write(options?: AcquireOptions): Promise<Lease> {
-    return this.#wait(writeSpec, options);
+    return this.wait(writeSpec, undefined, options);
   }
 
   /** One attempt at a read lease; undefined when a writer holds or waits for the lock. */
-  async tryRead(options?: Pick<AcquireOptions, 'ttl'>): Promise<Lease | undefined> {
-    return this.#engine.tryAcquire(
-      readSpec,
-      this.name,
-      undefined,
-      checkAcquireOptions(options, this.#defaults),
-    );
+  tryRead(options?: OnceOptions): Promise<Lease | undefined> {
+    return this.once(readSpec, undefined, options, 'tryRead');
   }
 
   /** One attempt at the write lease; undefined when held. Does not register as waiting. */
-  async tryWrite(options?: Pick<AcquireOptions, 'ttl'>): Promise<Lease | undefined> {
-    return this.#engine.tryAcquire(
-      writeSpec,
-      this.name,
-      undefined,
-      checkAcquireOptions(options, this.#defaults),
-    );
-  }
-
-  #wait(spec: Spec<RwKeys, undefined>, options: AcquireOptions | undefined): Promise<Lease> {
-    try {
-      return this.#engine.acquire(spec, this.name, undefined, checkAcquireOptions(options, this.#defaults));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  tryWrite(options?: OnceOptions): Promise<Lease | undefined> {
+    return this.once(writeSpec, undefined, options, 'tryWrite');
   }
 }

@@ -1,10 +1,43 @@
-import { keyFor } from '../engine/context.ts';
+import { optionalText, toNumber } from '../base/replies.ts';
 import type { Engine } from '../engine/engine.ts';
-import { toNumber } from '../engine/replies.ts';
 import { ms, type Spec } from '../engine/spec.ts';
 import type { Lease } from '../lease.ts';
-import { checkAcquireOptions, checkPermits, type SemaphoreAcquireOptions } from '../options/index.ts';
+import { checkPermits, type SemaphoreAcquireOptions } from '../options/index.ts';
 import { loadScript } from '../scripts/index.ts';
+import { Handle } from './handle.ts';
+import { fence, type Holder, holder, type InspectionSpec, num, pairs } from './inspection.ts';
+import { layout } from './layout.ts';
+
+/** The semaphore's keys: its permits, its fencing counter, the counter releases bump. */
+export const semaphoreLayout = layout({ set: 'sem', fence: 'sem:fence', released: 'sem:released' });
+
+/** A semaphore as inspection reads it: `{now, fence, used, {member, expiry, ...}}`. */
+export const semaphoreInspection: InspectionSpec<'set' | 'fence' | 'released'> = {
+  script: loadScript('inspect-semaphore'),
+  keys: ['set', 'fence'],
+  state: ['set', 'fence'],
+  parse(name, r) {
+    const now = num(r[0]);
+    const members = pairs(r[3]);
+    if (optionalText(r[1]) === undefined && members.length === 0) return undefined;
+    // Members are `<value>:<i>`, one per permit: one holder per value.
+    const byValue = new Map<string, Holder>();
+    for (const [member, expiry] of members) {
+      const value = member.slice(0, member.lastIndexOf(':'));
+      const known = byValue.get(value);
+      if (known !== undefined) known.permits = (known.permits ?? 1) + 1;
+      else byValue.set(value, { ...holder(value, expiry - now, undefined), permits: 1 });
+    }
+    return {
+      name,
+      primitive: 'semaphore',
+      holders: [...byValue.values()],
+      waiters: undefined,
+      lastFencingToken: fence(r[1]),
+      permitsInUse: num(r[2]),
+    };
+  },
+};
 
 const scripts = {
   acquire: loadScript('semaphore-acquire'),
@@ -13,11 +46,7 @@ const scripts = {
   count: loadScript('semaphore-count'),
 };
 
-interface SemaphoreKeys {
-  set: string;
-  fence: string;
-  released: string;
-}
+type SemaphoreKeys = ReturnType<typeof semaphoreLayout.keys>;
 
 /** What one acquisition asks for; kept on the lease for its extensions and release. */
 interface PermitRequest {
@@ -34,11 +63,7 @@ interface PermitRequest {
  */
 export const semaphoreSpec: Spec<SemaphoreKeys, PermitRequest> = {
   operation: 'semaphore acquire',
-  keys: (prefix, name) => ({
-    set: keyFor(prefix, name, 'sem'),
-    fence: keyFor(prefix, name, 'sem:fence'),
-    released: keyFor(prefix, name, 'sem:released'),
-  }),
+  keys: semaphoreLayout.keys,
   acquire: (k, stored, ttl, { permits, limit }) => ({
     script: scripts.acquire,
     keys: [k.set, k.fence, k.released],
@@ -68,20 +93,14 @@ export const semaphoreSpec: Spec<SemaphoreKeys, PermitRequest> = {
  * await using permit = await uploads.acquire({ timeout: 5_000 });
  * await upload(file, { signal: permit.signal });
  */
-export class Semaphore {
-  /** The semaphore's name. */
-  readonly name: string;
+export class Semaphore extends Handle {
   /** How many permits exist. */
   readonly limit: number;
-  readonly #engine: Engine;
-  readonly #defaults: { ttl: number };
 
   /** @internal Use `lh.semaphore(name, { limit })`. */
   constructor(engine: Engine, name: string, limit: number, defaults: { ttl: number }) {
-    this.#engine = engine;
-    this.name = name;
+    super(engine, name, defaults);
     this.limit = limit;
-    this.#defaults = defaults;
   }
 
   /**
@@ -91,12 +110,7 @@ export class Semaphore {
   acquire(options?: SemaphoreAcquireOptions): Promise<Lease> {
     try {
       const { request, rest } = this.#requestOf(options);
-      return this.#engine.acquire(
-        semaphoreSpec,
-        this.name,
-        request,
-        checkAcquireOptions(rest, this.#defaults),
-      );
+      return this.wait(semaphoreSpec, request, rest);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -107,19 +121,14 @@ export class Semaphore {
     options?: Omit<SemaphoreAcquireOptions, 'timeout' | 'signal'>,
   ): Promise<Lease | undefined> {
     const { request, rest } = this.#requestOf(options);
-    return this.#engine.tryAcquire(
-      semaphoreSpec,
-      this.name,
-      request,
-      checkAcquireOptions(rest, this.#defaults),
-    );
+    return this.once(semaphoreSpec, request, rest, 'tryAcquire');
   }
 
   /** Permits currently held (unexpired by Redis's clock), by every process. */
   async count(): Promise<number> {
-    const k = semaphoreSpec.keys(this.#engine.prefix, this.name);
+    const k = semaphoreLayout.keys(this.engine.prefix, this.name);
     const call = { script: scripts.count, keys: [k.set], args: [] };
-    return toNumber(await this.#engine.eval(semaphoreSpec, call, 'semaphore count'));
+    return toNumber(await this.engine.eval(semaphoreSpec, call, 'semaphore count'));
   }
 
   #requestOf(options: unknown): { request: PermitRequest; rest: Record<string, unknown> } {

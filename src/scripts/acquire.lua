@@ -1,6 +1,6 @@
 -- Acquire a mutex if it is free.
 -- KEYS[1]  lock key          (holds the owner token, with a TTL)
--- KEYS[2]  fencing counter   (never expires; advanced once per successful acquisition)
+-- KEYS[2]  fencing counter   (advanced once per successful acquisition; expires as next-fence.lua says)
 -- ARGV[1]  owner token
 -- ARGV[2]  ttl in ms
 -- Returns  {1, fencingToken}  on success

@@ -1,7 +1,8 @@
 -- Become leader if there is none.
--- KEYS[1]  leader hash: token, value, fence; with a TTL
--- KEYS[2]  fencing counter (one term = one number)
--- KEYS[3]  change log: a stream of {type = elected | proclaimed | vacant, fence, value}
+-- KEYS[1]  leader hash: token, value, fence, logexpiry; with a TTL
+-- KEYS[2]  fencing counter (one term = one number; expires as next-fence.lua says)
+-- KEYS[3]  change log: a stream of {type = elected | proclaimed | vacant, fence, value}; it expires
+--          IDLE_MS after the term (logexpiry, server ms: when the leader's extensions last set it)
 -- ARGV[1]  candidate token
 -- ARGV[2]  value to proclaim
 -- ARGV[3]  ttl in ms
@@ -20,8 +21,11 @@ if last and last[2][2] ~= 'vacant' then
   redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[4], '*', 'type', 'vacant', 'fence', last[2][4], 'value', '')
 end
 local fence = string.format('%.0f', nextFence(KEYS[2]))
-redis.call('HSET', KEYS[1], 'token', ARGV[1], 'value', ARGV[2], 'fence', fence)
+local t = redis.call('TIME')
+local logexpiry = string.format('%.0f', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[3]) + IDLE_MS)
+redis.call('HSET', KEYS[1], 'token', ARGV[1], 'value', ARGV[2], 'fence', fence, 'logexpiry', logexpiry)
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[4], '*', 'type', 'elected', 'fence', fence, 'value', ARGV[2])
+redis.call('PEXPIREAT', KEYS[3], logexpiry)
 redis.call('EXISTS', KEYS[1])
 return {1, fence}

@@ -2,8 +2,9 @@
 -- KEYS[1]  lock key: the holder's token, with a TTL
 -- KEYS[2]  queue: sorted set, member = waiter token, score = arrival number
 -- KEYS[3]  deadlines: sorted set, member = waiter token, score = deadline (server ms)
--- KEYS[4]  arrival counter
--- KEYS[5]  fencing counter
+-- KEYS[4]  arrival counter: a counter like the fencing counter (nextFence), so that arrival
+--          numbers keep increasing after it expires and a newcomer never jumps the line
+-- KEYS[5]  fencing counter (expires as next-fence.lua says)
 -- KEYS[6]  this waiter's turn key: written when it becomes first in line and the lock is free
 -- ARGV[1]  waiter token (stable for the whole wait)
 -- ARGV[2]  lease ttl in ms
@@ -40,7 +41,7 @@ if free and (head == token or (not head and not queued)) then
 end
 if queued or ARGV[5] == '1' then
   if not queued then
-    redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[4]), token)
+    redis.call('ZADD', KEYS[2], string.format('%.0f', nextFence(KEYS[4])), token)
     head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
   end
   redis.call('ZADD', KEYS[3], now + wttl, token)

@@ -2,15 +2,13 @@
 -- Two majorities share at least one node; once every node of this holder's majority counts at
 -- least its token, the next holder's INCR on the shared node yields a larger one.
 -- KEYS[1]  lock key
--- KEYS[2]  fencing counter
+-- KEYS[2]  fencing counter (raised with an expiry derived from the token: raise-fence.lua)
 -- ARGV[1]  owner token
 -- ARGV[2]  fencing token handed out (decimal)
 -- Returns  1 when the lock still holds this owner's token, else 0.
 -- The read of the lock key comes last so that tracking stays armed after the counter write.
-local current = tonumber(redis.call('GET', KEYS[2]) or '0')
-if current < tonumber(ARGV[2]) then
-  redis.call('SET', KEYS[2], ARGV[2])
-end
+--- @include "raise-fence"
+raiseFence(KEYS[2], ARGV[2])
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return 1
 end

@@ -1,6 +1,6 @@
 -- Take a mutex over whoever holds it.
 -- KEYS[1]  lock key
--- KEYS[2]  fencing counter
+-- KEYS[2]  fencing counter (expires as next-fence.lua says)
 -- ARGV[1]  owner token
 -- ARGV[2]  ttl in ms
 -- Returns  fencingToken, from nextFence as in acquire.lua. The overwrite notifies the

@@ -10,7 +10,11 @@ export interface Script {
 
 const registry: Script[] = [];
 
-/** A line `--- @include "<name>"` stands for the text of `includes/<name>.lua` (bullmq's convention). */
+/**
+ * A line `--- @include "<name>"` stands for the text of `includes/<name>.lua` (bullmq's
+ * convention). Includes may include others; each is expanded once per script, where it first
+ * appears (next-fence and raise-fence both start with `idle`, which defines IDLE_MS).
+ */
 const INCLUDE = /^--- @include "([\w-]+)"$/gm;
 
 /**
@@ -19,9 +23,14 @@ const INCLUDE = /^--- @include "([\w-]+)"$/gm;
  */
 export function scriptSource(name: string): string {
   const read = (path: string) => readFileSync(new URL(path, import.meta.url), 'utf8');
-  return read(`./${name}.lua`).replace(INCLUDE, (_, include: string) =>
-    read(`./includes/${include}.lua`).trimEnd(),
-  );
+  const included = new Set<string>();
+  const expand = (text: string): string =>
+    text.replace(INCLUDE, (_, include: string) => {
+      if (included.has(include)) return '';
+      included.add(include);
+      return expand(read(`./includes/${include}.lua`).trimEnd());
+    });
+  return expand(read(`./${name}.lua`));
 }
 
 /** Loads `src/scripts/<name>.lua` and registers it for preloadScripts. */
@@ -30,6 +39,15 @@ export function loadScript(name: string): Script {
   const script = { name, source, sha: createHash('sha1').update(source).digest('hex') };
   registry.push(script);
   return script;
+}
+
+/**
+ * The command that line `line` (1-based, as Redis reports it) of the script with SHA1 `sha`
+ * runs, lower-case: to name what an ACL refused inside a script when Redis 7.0 does not.
+ */
+export function commandAt(sha: string, line: number): string | undefined {
+  const text = registry.find((script) => script.sha === sha)?.source.split('\n')[line - 1];
+  return text === undefined ? undefined : /redis\.p?call\('(\w+)'/.exec(text)?.[1]?.toLowerCase();
 }
 
 /**

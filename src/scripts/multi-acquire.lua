@@ -1,6 +1,7 @@
 -- Acquire several mutexes at once, all or none (lh.multiLock when every key lives in one slot).
 -- KEYS[2i-1]  lock key of the i-th name, in the caller's fixed order (sorted keys)
--- KEYS[2i]    its fencing counter (never expires; advanced once per successful acquisition)
+-- KEYS[2i]    its fencing counter (advanced once per successful acquisition; expires as
+--             next-fence.lua says)
 -- ARGV[1]     owner token (the same for every name)
 -- ARGV[2]     ttl in ms
 -- Returns  {1, fence1, fence2, ...}  on success: one fencing token per name, from that name's own

@@ -1,20 +1,19 @@
 -- Quorum mode: put a lease back on a node where its key is missing, after a majority of the
 -- other nodes confirmed it in the same extension round (a node that restarted empty).
 -- KEYS[1]  lock key
--- KEYS[2]  fencing counter
+-- KEYS[2]  fencing counter (raised with an expiry derived from the token: raise-fence.lua)
 -- ARGV[1]  owner token
 -- ARGV[2]  ttl in ms
 -- ARGV[3]  the lease's fencing token (decimal)
 -- Returns  1 when restored, 0 when the key exists (someone else got there first: no harm, the
 --          lease still holds its majority elsewhere).
--- The counter is raised to the lease's token, as fence-raise.lua does at acquisition, so the
--- node never hands out a smaller token later. The closing read arms tracking of the lock key.
+-- The counter is raised to the lease's token, as fence-raise.lua does at acquisition (with the
+-- same expiry, raise-fence.lua), so the node never hands out a smaller token later. The closing
+-- read arms tracking of the lock key.
+--- @include "raise-fence"
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return 0
 end
-local current = tonumber(redis.call('GET', KEYS[2]) or '0')
-if current < tonumber(ARGV[3]) then
-  redis.call('SET', KEYS[2], ARGV[3])
-end
+raiseFence(KEYS[2], ARGV[3])
 redis.call('PTTL', KEYS[1])
 return 1

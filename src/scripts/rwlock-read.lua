@@ -2,8 +2,9 @@
 -- KEYS[1]  writer key: the writer's token, with a TTL
 -- KEYS[2]  readers: sorted set, member = reader token, score = expiry (server ms)
 -- KEYS[3]  waiting writers: sorted set, member = writer token, score = deadline (server ms)
--- KEYS[4]  fencing counter, shared by readers and writers
--- KEYS[5]  reader-release counter: INCR-ed when readers leave (waiting writers track it)
+-- KEYS[4]  fencing counter, shared by readers and writers (expires as next-fence.lua says)
+-- KEYS[5]  reader-release counter: INCR-ed when readers leave (waiting writers track it); its
+--          value means nothing, so it expires IDLE_MS after its last change
 -- ARGV[1]  reader token
 -- ARGV[2]  ttl in ms
 -- Returns  {1, fencingToken} on success
@@ -17,6 +18,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[2])
 if redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now) > 0 then
   redis.call('INCR', KEYS[5])
+  redis.call('PEXPIRE', KEYS[5], IDLE_MS)
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local writer = redis.call('PTTL', KEYS[1])

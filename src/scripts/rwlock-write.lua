@@ -3,8 +3,8 @@
 -- KEYS[1]  writer key: the writer's token, with a TTL
 -- KEYS[2]  readers sorted set (token -> expiry, server ms)
 -- KEYS[3]  waiting writers sorted set (token -> deadline, server ms)
--- KEYS[4]  fencing counter, shared by readers and writers
--- KEYS[5]  reader-release counter
+-- KEYS[4]  fencing counter, shared by readers and writers (expires as next-fence.lua says)
+-- KEYS[5]  reader-release counter (expires IDLE_MS after its last change)
 -- ARGV[1]  writer token (stable while this writer waits)
 -- ARGV[2]  ttl in ms (of the lease, and of the waiting registration)
 -- ARGV[3]  '1' to register as waiting when blocked, '0' for a single attempt (tryWrite)
@@ -19,6 +19,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[2])
 if redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now) > 0 then
   redis.call('INCR', KEYS[5])
+  redis.call('PEXPIRE', KEYS[5], IDLE_MS)
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local writer = redis.call('PTTL', KEYS[1])

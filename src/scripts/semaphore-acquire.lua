@@ -1,7 +1,8 @@
 -- Take `permits` permits of a counting semaphore, all or nothing.
 -- KEYS[1]  holders: sorted set, one member "<token>:<i>" per permit, score = expiry (server ms)
--- KEYS[2]  fencing counter (never expires)
--- KEYS[3]  release counter: INCR-ed whenever permits are released or reclaimed (waiters track it)
+-- KEYS[2]  fencing counter (expires as next-fence.lua says)
+-- KEYS[3]  release counter: INCR-ed whenever permits are released or reclaimed (waiters track it);
+--          its value means nothing, so it expires IDLE_MS after its last change
 -- ARGV[1]  owner token
 -- ARGV[2]  permits wanted (1..limit)
 -- ARGV[3]  limit
@@ -17,6 +18,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local n, limit, ttl = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 if redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now) > 0 then
   redis.call('INCR', KEYS[3])
+  redis.call('PEXPIRE', KEYS[3], IDLE_MS)
 end
 local used = redis.call('ZCARD', KEYS[1])
 if used + n <= limit then

@@ -130,7 +130,7 @@ export function electionConformance(suite: Suite): void {
         fencingToken: term.fencingToken,
       });
       // As a crash would: nobody resigns, the key just lapses.
-      await suite.command(['PEXPIRE', keyOf(prefix, 'ttl', 'election'), 200]);
+      await suite.command(['PEXPIRE', keyOf(prefix, 'ttl', 'election', 'leader'), 200]);
       term.end(new LockReleasedError('ttl', 'abandoned by the test'));
       const started = performance.now();
       const second = await within(iterator.next(), 2_000, 'the vacancy');
@@ -159,7 +159,7 @@ export function electionConformance(suite: Suite): void {
       assert.ok((await candidate) instanceof ConnectionClosedError);
       assert.ok((await mine.done) instanceof ConnectionClosedError);
       assert.ok((await aborted(term.signal)) instanceof LockReleasedError);
-      assert.equal(await suite.command(['EXISTS', keyOf(prefix, 'close', 'election')]), 0);
+      assert.equal(await suite.command(['EXISTS', keyOf(prefix, 'close', 'election', 'leader')]), 0);
       await assert.rejects(a.election('close').leader(), ConnectionClosedError);
       await theirs.count(2);
       assert.equal(theirs.seen[1]?.type, 'vacant', 'the other instance saw the resignation');

@@ -11,7 +11,7 @@ export function fairConformance(suite: Suite): void {
     const queuedIs = (prefix: string, name: string, n: number) =>
       until(
         `${n} queued`,
-        async () => (await suite.command(['ZCARD', keyOf(prefix, name, 'fair:queue')])) === n,
+        async () => (await suite.command(['ZCARD', keyOf(prefix, name, 'fair', 'queue')])) === n,
         { timeout: 2_000, interval: 2 },
       );
 
@@ -57,10 +57,10 @@ export function fairConformance(suite: Suite): void {
       const [a, b] = lhs as [Leasehold, Leasehold];
       const holder = await a.fairLock('ghost').acquire();
       // A waiter that queued and then died: first in line, deadline 400 ms from now.
-      const arrival = await suite.command(['INCR', keyOf(prefix, 'ghost', 'fair:arrivals')]);
-      await suite.command(['ZADD', keyOf(prefix, 'ghost', 'fair:queue'), Number(arrival), 'ghost']);
+      const arrival = await suite.command(['INCR', keyOf(prefix, 'ghost', 'fair', 'arrivals')]);
+      await suite.command(['ZADD', keyOf(prefix, 'ghost', 'fair', 'queue'), Number(arrival), 'ghost']);
       const deadline = (await suite.serverMs()) + 400;
-      await suite.command(['ZADD', keyOf(prefix, 'ghost', 'fair:deadlines'), deadline, 'ghost']);
+      await suite.command(['ZADD', keyOf(prefix, 'ghost', 'fair', 'deadlines'), deadline, 'ghost']);
       const waiting = b.fairLock('ghost').acquire({ timeout: 8_000 });
       await queuedIs(prefix, 'ghost', 2);
       const started = performance.now();
@@ -96,7 +96,7 @@ export function fairConformance(suite: Suite): void {
     test('tryAcquire does not jump the queue; a crashed holder delays it only until its TTL', async () => {
       const { prefix, lhs } = await suite.instances(10_000);
       const lock = lhs[0]!.fairLock('gap');
-      await suite.command(['SET', keyOf(prefix, 'gap', 'fair'), 'ghost', 'PX', 300]);
+      await suite.command(['SET', keyOf(prefix, 'gap', 'fair', 'lock'), 'ghost', 'PX', 300]);
       assert.equal(await lock.tryAcquire(), undefined, 'held by the crashed holder');
       const started = performance.now();
       const waiting = lock.acquire({ timeout: 5_000 });

@@ -3,7 +3,7 @@
 // slots (name by name, in sorted key order), and quorum mode over independent masters (name by
 // name through the quorum). Run from conformance-redis, conformance-memory, multilock-topologies.
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ConnectionClosedError,
@@ -15,9 +15,10 @@ import {
   LockTimeoutError,
   MultiLease,
 } from '../../src/index.ts';
-import { aborted, lockKey, uniquePrefix, within } from '../harness/leasehold.ts';
+import { aborted, lockKey, within } from '../harness/leasehold.ts';
 import { until } from '../harness/poll.ts';
 import type { ConformanceTarget } from './mutex.conformance.ts';
+import { usePool } from './suite.ts';
 
 /** A store the suite can reach behind the library's back, as any topology lays it out. */
 export interface MultiTarget {
@@ -53,27 +54,13 @@ export function oneStore(target: ConformanceTarget): MultiTarget {
 
 export function multiLockConformance(label: string, start: () => Promise<MultiTarget>): void {
   describe(`multiLock conformance: ${label}`, () => {
-    let target: MultiTarget;
-    const open: Leasehold[] = [];
-    before(async () => {
-      target = await start();
-    });
-    after(async () => {
-      await Promise.all(open.map((lh) => lh.close()));
-      await target.close();
-    });
-
-    async function instances(n: number, ttl = 1_000): Promise<{ prefix: string; lhs: Leasehold[] }> {
-      const prefix = uniquePrefix('multi');
-      const lhs = await Promise.all(Array.from({ length: n }, () => target.connect({ prefix, ttl })));
-      open.push(...lhs);
-      return { prefix, lhs };
-    }
-    const n = (letters: string): string[] => [...letters].map((letter) => target.name(letter));
-    const key = (prefix: string, letter: string) => lockKey(prefix, target.name(letter));
+    const pool = usePool('multi', start);
+    const instances = pool.many;
+    const n = (letters: string): string[] => [...letters].map((letter) => pool.target().name(letter));
+    const key = (prefix: string, letter: string) => lockKey(prefix, pool.target().name(letter));
     const held = async (prefix: string, letters: string) => {
       const out: string[] = [];
-      for (const letter of letters) if (await target.exists(key(prefix, letter))) out.push(letter);
+      for (const letter of letters) if (await pool.target().exists(key(prefix, letter))) out.push(letter);
       return out.join('');
     };
 
@@ -101,25 +88,25 @@ export function multiLockConformance(label: string, start: () => Promise<MultiTa
     test('excludes plain mutex holders of its names and is excluded by them', async () => {
       const { prefix, lhs } = await instances(2);
       const [a, b] = lhs as [Leasehold, Leasehold];
-      const plain = await b.acquire(target.name('b'));
+      const plain = await b.acquire(pool.target().name('b'));
       assert.equal(await a.multiLock(n('abc')).tryAcquire(), undefined);
       assert.equal(await held(prefix, 'ac'), '', 'all or none: nothing taken while b is held');
       await assert.rejects(a.multiLock(n('abc')).acquire({ timeout: 0 }), LockTimeoutError);
       await plain.release();
       const all = await a.multiLock(n('abc')).acquire({ timeout: 1_000 });
-      for (const letter of 'abc') assert.equal(await b.tryAcquire(target.name(letter)), undefined);
-      assert.equal(await a.tryAcquire(target.name('a')), undefined, 'also within one instance');
-      const d = await b.tryAcquire(target.name('d'));
+      for (const letter of 'abc') assert.equal(await b.tryAcquire(pool.target().name(letter)), undefined);
+      assert.equal(await a.tryAcquire(pool.target().name('a')), undefined, 'also within one instance');
+      const d = await b.tryAcquire(pool.target().name('d'));
       assert.ok(d !== undefined, 'a name outside the set is free');
       await Promise.all([all.release(), d.release()]);
     });
 
     test('all or none: a foreign holder of one name leaves no key behind', async () => {
       const { prefix, lhs } = await instances(1);
-      await target.setWithTtl(key(prefix, 'c'), 'foreign', 5_000);
+      await pool.target().setWithTtl(key(prefix, 'c'), 'foreign', 5_000);
       assert.equal(await lhs[0]!.multiLock(n('abcd')).tryAcquire(), undefined);
       assert.equal(await held(prefix, 'abcd'), 'c');
-      await target.del(key(prefix, 'c'));
+      await pool.target().del(key(prefix, 'c'));
     });
 
     test("fencing tokens strictly increase per name, from the mutex's own counters", async () => {
@@ -131,8 +118,8 @@ export function multiLockConformance(label: string, start: () => Promise<MultiTa
         last.set(name, token);
       };
       for (let i = 0; i < 3; i++) {
-        const plain = await b.acquire(target.name('a'));
-        see(target.name('a'), plain.fencingToken);
+        const plain = await b.acquire(pool.target().name('a'));
+        see(pool.target().name('a'), plain.fencingToken);
         await plain.release();
         const multi = await a.multiLock(n(i % 2 === 0 ? 'ab' : 'ba')).acquire();
         for (const [name, token] of multi.fencingTokens) see(name, token);
@@ -144,7 +131,7 @@ export function multiLockConformance(label: string, start: () => Promise<MultiTa
       const { lhs } = await instances(2, 5_000);
       const [a, b] = lhs as [Leasehold, Leasehold];
       for (const holder of [b, a]) {
-        const ha = await holder.acquire(target.name('a'));
+        const ha = await holder.acquire(pool.target().name('a'));
         const hc = await holder.multiLock(n('cd')).acquire();
         const waiting = a.multiLock(n('abc')).acquire({ timeout: 4_000 });
         let done = false;
@@ -197,10 +184,10 @@ export function multiLockConformance(label: string, start: () => Promise<MultiTa
       const lose: [() => Promise<unknown>, string][] = [
         // On a quorum the DEL case can rightly end with the lease kept (MultiTarget.replicated):
         // it failed a CI run that way once; the takeover below is certain everywhere.
-        ...(target.replicated
+        ...(pool.target().replicated
           ? []
-          : [[() => target.del(key(prefix, 'b')), 'abc'] as [() => Promise<unknown>, string]]),
-        [() => b.forceAcquire(target.name('c')), 'ab'],
+          : [[() => pool.target().del(key(prefix, 'b')), 'abc'] as [() => Promise<unknown>, string]]),
+        [() => b.forceAcquire(pool.target().name('c')), 'ab'],
       ];
       for (const [how, ours] of lose) {
         const lease = await a.multiLock(n('abc')).acquire({ timeout: 5_000 });
@@ -214,7 +201,7 @@ export function multiLockConformance(label: string, start: () => Promise<MultiTa
         const back = async () => (await held(prefix, ours)) === '';
         await until('the other names are given back', back, { timeout: 2_000, interval: 20 });
         assert.equal(await lease.release(), false);
-        await target.del(key(prefix, 'c'));
+        await pool.target().del(key(prefix, 'c'));
       }
     });
 
@@ -238,7 +225,7 @@ export function multiLockConformance(label: string, start: () => Promise<MultiTa
     test('timeout, abort, and bad input (TypeError naming the option)', async () => {
       const { lhs } = await instances(2);
       const [a, b] = lhs as [Leasehold, Leasehold];
-      const plain = await b.acquire(target.name('b'));
+      const plain = await b.acquire(pool.target().name('b'));
       await assert.rejects(a.multiLock(n('ab')).acquire({ timeout: 100 }), LockTimeoutError);
       const controller = new AbortController();
       const waiting = a.multiLock(n('ab')).acquire({ signal: controller.signal });

@@ -3,7 +3,7 @@
 // so that the two cannot drift apart.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import {
   ConnectionClosedError,
   type ConnectOptions,
@@ -12,7 +12,8 @@ import {
   LockReleasedError,
   LockTimeoutError,
 } from '../../src/index.ts';
-import { aborted, lockKey, uniquePrefix, within } from '../harness/leasehold.ts';
+import { aborted, lockKey, within } from '../harness/leasehold.ts';
+import { usePool } from './suite.ts';
 
 /** One store (a Redis, a MemoryBackend) and the ways to reach it. */
 export interface ConformanceTarget {
@@ -30,23 +31,8 @@ export interface ConformanceTarget {
 
 export function mutexConformance(label: string, start: () => Promise<ConformanceTarget>): void {
   describe(`mutex conformance: ${label}`, () => {
-    let target: ConformanceTarget;
-    const open: Leasehold[] = [];
-    before(async () => {
-      target = await start();
-    });
-    after(async () => {
-      await Promise.all(open.map((lh) => lh.close()));
-      await target.close();
-    });
-
-    /** `n` instances sharing a fresh prefix. */
-    async function instances(n: number, ttl = 1_000): Promise<{ prefix: string; lhs: Leasehold[] }> {
-      const prefix = uniquePrefix('conf');
-      const lhs = await Promise.all(Array.from({ length: n }, () => target.connect({ prefix, ttl })));
-      open.push(...lhs);
-      return { prefix, lhs };
-    }
+    const pool = usePool('conf', start);
+    const instances = pool.many;
 
     test('a lease has a name, a 128-bit token and a fencing token; release is idempotent', async () => {
       const { lhs } = await instances(1);
@@ -143,14 +129,14 @@ export function mutexConformance(label: string, start: () => Promise<Conformance
     test('a key deleted behind its back aborts the holder', async () => {
       const { prefix, lhs } = await instances(1, 600);
       const lease = await lhs[0]!.acquire('job');
-      await target.del(lockKey(prefix, 'job'));
+      await pool.target().del(lockKey(prefix, 'job'));
       const reason = await within(aborted(lease.signal), 1_000, 'loss after an external delete');
       assert.ok(reason instanceof LockLostError);
     });
 
     test('a crashed holder costs a waiter its remaining TTL, no more', async () => {
       const { prefix, lhs } = await instances(1);
-      await target.setWithTtl(lockKey(prefix, 'job'), 'crashed-holder', 200);
+      await pool.target().setWithTtl(lockKey(prefix, 'job'), 'crashed-holder', 200);
       const started = performance.now();
       const lease = await within(lhs[0]!.acquire('job'), 2_000, 'acquire after the TTL');
       const waited = performance.now() - started;

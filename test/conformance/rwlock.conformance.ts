@@ -39,7 +39,7 @@ export function rwlockConformance(suite: Suite): void {
       const [a, b, c] = lhs as [Leasehold, Leasehold, Leasehold];
       const reader = await a.readWriteLock('pref').read();
       const writing = b.readWriteLock('pref').write({ timeout: 8_000 });
-      const waiting = keyOf(prefix, 'pref', 'rw:waiting');
+      const waiting = keyOf(prefix, 'pref', 'rwlock', 'waiting');
       await until('the writer registered', async () => (await suite.command(['ZCARD', waiting])) === 1, {
         timeout: 2_000,
         interval: 5,
@@ -92,7 +92,7 @@ export function rwlockConformance(suite: Suite): void {
 
     test('a crashed reader blocks a writer only until its TTL (store clock)', async () => {
       const { prefix, lhs } = await suite.instances(1_000);
-      const readers = keyOf(prefix, 'dead', 'rw:readers');
+      const readers = keyOf(prefix, 'dead', 'rwlock', 'readers');
       await suite.command(['ZADD', readers, (await suite.serverMs()) + 300, 'ghost']);
       assert.equal(await lhs[0]!.readWriteLock('dead').tryWrite(), undefined);
       const started = performance.now();
@@ -110,7 +110,7 @@ export function rwlockConformance(suite: Suite): void {
         .readWriteLock('close')
         .write({ timeout: 10_000 })
         .catch((e: unknown) => e);
-      const waiting = keyOf(prefix, 'close', 'rw:waiting');
+      const waiting = keyOf(prefix, 'close', 'rwlock', 'waiting');
       await until('the writer registered', async () => (await suite.command(['ZCARD', waiting])) === 1, {
         timeout: 2_000,
         interval: 5,
@@ -119,7 +119,7 @@ export function rwlockConformance(suite: Suite): void {
       assert.ok((await writer) instanceof ConnectionClosedError);
       assert.ok((await aborted(reader.signal)) instanceof LockReleasedError);
       await assert.rejects(a.readWriteLock('close').read(), ConnectionClosedError);
-      assert.equal(await suite.command(['ZCARD', keyOf(prefix, 'close', 'rw:readers')]), 0);
+      assert.equal(await suite.command(['ZCARD', keyOf(prefix, 'close', 'rwlock', 'readers')]), 0);
       assert.equal(await suite.command(['ZCARD', waiting]), 0, 'the writer withdrew before close() resolved');
       const w = await within(
         b.readWriteLock('close').write({ timeout: 2_000 }),

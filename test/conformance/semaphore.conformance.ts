@@ -73,7 +73,7 @@ export function semaphoreConformance(suite: Suite): void {
       const { prefix, lhs } = await suite.instances(1_000);
       const sem = lhs[0]!.semaphore('crash', { limit: 1 });
       // A permit nobody extends, as if its holder's process had died.
-      const set = keyOf(prefix, 'crash', 'sem');
+      const set = keyOf(prefix, 'crash', 'semaphore', 'set');
       await suite.command(['ZADD', set, (await suite.serverMs()) + 300, 'ghost:1']);
       assert.equal(await sem.count(), 1);
       assert.equal(await sem.tryAcquire(), undefined);

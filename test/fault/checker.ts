@@ -87,6 +87,14 @@ export interface CheckResult {
   lapseDetails: string[];
   abortReasons: Record<string, number>;
   errors: string[];
+  /** The longest `release()` (exit to its settling), in ms: how long a call waited on Redis. */
+  worstRelease: number;
+  /** Releases that had not settled when the run ended (a call that hung). */
+  unsettledReleases: number;
+  /** The longest `close()` of a worker at the end of the run, in ms. */
+  worstClose: number;
+  /** Per heal the fault reported (FaultContext.healed): ms until a worker next entered. */
+  healGaps: number[];
 }
 
 /** Builds one record per lease from the workers' messages. */
@@ -200,8 +208,10 @@ export function check(
   resource: readonly ResourceEntry[],
   pauses: readonly Pause[] = [],
   exits: readonly { worker: string; code: number | null; signal: string | null }[] = [],
+  heals: readonly number[] = [],
 ): CheckResult {
   const records = leaseRecords(events);
+  const calls = settling(events, records, heals);
   const byToken = new Map(records.map((r) => [`${r.worker}/${r.token}`, r]));
   let staleAccepted = 0;
   let staleRejected = 0;
@@ -281,7 +291,37 @@ export function check(
     lapseDetails,
     abortReasons,
     errors,
+    ...calls,
   };
+}
+
+/** How long releases and close() took, which hung, and how soon a name was taken after each heal. */
+function settling(
+  events: readonly WorkerEvent[],
+  records: readonly LeaseRecord[],
+  heals: readonly number[],
+): Pick<CheckResult, 'worstRelease' | 'unsettledReleases' | 'worstClose' | 'healGaps'> {
+  const releasing = new Set<string>();
+  for (const event of events) {
+    if (event.type === 'releasing') releasing.add(`${event.worker}/${String(event['token'])}`);
+  }
+  let worstRelease = 0;
+  let unsettledReleases = 0;
+  for (const r of records) {
+    const key = `${r.worker}/${r.token}`;
+    if (r.releasedAt !== undefined && r.exit !== undefined) {
+      worstRelease = Math.max(worstRelease, r.releasedAt - r.exit);
+    } else if (releasing.has(key)) {
+      unsettledReleases += 1;
+    }
+  }
+  const closes = events.filter((e) => e.type === 'done').map((e) => Number(e['closeMs'] ?? 0));
+  const enters = records.map((r) => r.enter);
+  const healGaps = heals.map((heal) => {
+    const next = enters.find((at) => at >= heal);
+    return next === undefined ? Number.POSITIVE_INFINITY : next - heal;
+  });
+  return { worstRelease, unsettledReleases, worstClose: Math.max(0, ...closes), healGaps };
 }
 
 const fmt = (ms: number): string => ms.toFixed(1);

@@ -1,176 +1,23 @@
+// Runs one fault scenario in one mode: starts the lock servers, a proxy per worker and the
+// fenced workers, plays the scenario's fault through its FaultContext, stops everything, then hands
+// what the workers and the resource saw to the checker.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { checkConnectOptions } from '../../src/options/index.ts';
-import { RedisCluster } from '../harness/cluster.ts';
 import { FakeClock } from '../harness/fake-clock.ts';
 import { hostNow } from '../harness/host-clock.ts';
-import { startMasters } from '../harness/masters.ts';
 import { FaultProxy } from '../harness/proxy.ts';
 import type { RedisServer } from '../harness/redis-server.ts';
 import { command } from '../harness/resp.ts';
 import { Worker } from '../harness/worker.ts';
-import { type CheckResult, check, type Pause, type WorkerEvent } from './checker.ts';
-import type { FencedResource } from './resource.ts';
+import { check, type Pause, type WorkerEvent } from './checker.ts';
+import type { Mode } from './modes.ts';
+import type { FaultContext, FaultWorker, RunOptions, RunResult, Scenario } from './types.ts';
+import { WALL_CLOCK_NOTE_MS, watchWallClock } from './wall-clock.ts';
 import type { WorkerConfig } from './workers/fenced-worker.ts';
 
 const WORKER_FILE = new URL('./workers/fenced-worker.ts', import.meta.url).pathname;
+/** Fenced writes per critical section. */
+const WRITES = 8;
 const SKEW_FILE = new URL('../harness/skew-clock.ts', import.meta.url).pathname;
-
-export type ModeName = 'single' | 'quorum' | 'cluster';
-
-/** The lock servers of one run, as a mode lays them out. */
-export interface LockServers {
-  /** The processes faults are applied to (a cluster's masters). */
-  servers: readonly RedisServer[];
-  urls: readonly string[];
-  /** Whether each worker reaches each server through its own FaultProxy. */
-  proxied: boolean;
-  /** Cluster only: SIGKILLs the master serving `key` and waits for its replica to take over. */
-  failover?: (key: string) => Promise<void>;
-  stop(): Promise<void>;
-}
-
-/** How one deployment mode is laid out: its lock servers, and how a worker connects to them. */
-export interface Mode {
-  name: ModeName;
-  /** Whether workers can be given a proxy of their own to each lock server. */
-  proxied: boolean;
-  /** Starts the lock servers; `env` goes to every redis-server process (a clock shim's). */
-  start(env?: NodeJS.ProcessEnv): Promise<LockServers>;
-  connect(urls: readonly string[]): Record<string, unknown>;
-}
-
-async function masters(n: number, env?: NodeJS.ProcessEnv): Promise<LockServers> {
-  const started = await startMasters(n, env === undefined ? {} : { env });
-  return { servers: started.servers, urls: started.urls, proxied: true, stop: started.stopAll };
-}
-
-export const MODES: Record<ModeName, Mode> = {
-  single: {
-    name: 'single',
-    proxied: true,
-    start: (env) => masters(1, env),
-    connect: (urls) => ({ url: urls[0] }),
-  },
-  quorum: {
-    name: 'quorum',
-    proxied: true,
-    start: (env) => masters(3, env),
-    connect: (urls) => ({ nodes: [...urls] }),
-  },
-  // Cluster nodes announce their own ports (MOVED, CLUSTER SLOTS), so workers connect directly:
-  // no per-worker proxy, and the scenarios that need one do not apply.
-  cluster: {
-    name: 'cluster',
-    proxied: false,
-    start: async (env) => {
-      const cluster = await RedisCluster.start({
-        masters: 3,
-        replicasPerMaster: 1,
-        ...(env === undefined ? {} : { env }),
-      });
-      return {
-        servers: cluster.masters.map((node) => node.server),
-        urls: cluster.rootNodes.map((node) => node.url),
-        proxied: false,
-        failover: async (key) => {
-          await cluster.failover(cluster.masterFor(key));
-        },
-        stop: () => cluster.stop(),
-      };
-    },
-    connect: (urls) => ({ cluster: { rootNodes: [...urls] } }),
-  },
-};
-
-/** Why a scenario cannot run in a mode yet (Leasehold.connect() refuses its options), or undefined. */
-export function pendingReason(mode: Mode, scenario?: Scenario): string | undefined {
-  if (scenario?.serverClock) {
-    const missing = FakeClock.missing();
-    if (missing !== undefined) return missing;
-  }
-  try {
-    checkConnectOptions({
-      ...mode.connect(['redis://127.0.0.1:1', 'redis://127.0.0.1:2', 'redis://127.0.0.1:3']),
-      ...scenario?.connectExtra?.(mode.name),
-    });
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
-}
-
-/** One worker process with its own proxy to every lock server (so faults can single it out). */
-export interface FaultWorker {
-  id: string;
-  worker: Worker;
-  proxies: FaultProxy[];
-}
-
-/** What a scenario's fault script may do while the workers run. */
-export interface FaultContext {
-  ttl: number;
-  servers: readonly RedisServer[];
-  workers: readonly FaultWorker[];
-  /** The Redis key of the lock the workers contend for. */
-  lockKey: string;
-  /** Cluster only: fails over the master that serves the lock key. */
-  failover?: () => Promise<void>;
-  /** A worker that has been inside its critical section for at least `held` ms. */
-  holder(held?: number): Promise<FaultWorker>;
-  /** The worker that next reports a passed check of its signal, right before its (slow) write. */
-  nextCheck(): Promise<FaultWorker>;
-  /**
-   * Sets the wall-clock offset (ms from true time) of `servers` (default: every lock server), through
-   * the LD_PRELOAD shim of test/harness/fake-clock.ts, checks it with TIME, and resolves 2 x TTL
-   * later, noting how soon the holder of the moment stopped trusting its lease. Only for scenarios
-   * with `serverClock`.
-   */
-  setServerClock?(wall: number, servers?: readonly RedisServer[]): Promise<void>;
-  /**
-   * Blocks `target`'s event loop with a busy wait of `ms` (its timers fire late, nothing runs),
-   * recorded like a pause so the checker can discount it from lags. Resolves when the stall ended.
-   */
-  stall(target: FaultWorker, ms: number): Promise<void>;
-  /** SIGSTOP / SIGCONT of a worker, recorded so the checker can discount the pause from lags. */
-  pause(target: FaultWorker): void;
-  resume(target: FaultWorker): void;
-  note(text: string): void;
-}
-
-export interface Scenario {
-  id: string;
-  title: string;
-  /** Per worker index: a clock skew (see test/harness/skew-clock.ts). */
-  skew?: (index: number) => { rate: number; offset: number } | undefined;
-  /** Set when overlaps are expected (not something a lease can prevent): the reason. */
-  mayOverlap?: string;
-  /** Set when fencing tokens may go backwards in this scenario: the reason. */
-  mayRegress?: string;
-  /** The fault needs a proxy per worker (partitions, latency): not available in cluster mode. */
-  needsProxy?: boolean;
-  /** The lock servers run under the clock shim (test/harness/fake-clock.ts): needs gcc. */
-  serverClock?: boolean;
-  /** Extra Leasehold.connect() options for the workers, per mode. */
-  connectExtra?: (mode: ModeName) => Record<string, unknown>;
-  /** What a user must do where the lease alone cannot protect them. */
-  advice: string;
-  fault(ctx: FaultContext, rounds: number): Promise<void>;
-}
-
-export interface RunOptions {
-  ttl: number;
-  /** How often the scenario repeats its fault. */
-  rounds: number;
-  workers?: number;
-  resource: FencedResource;
-}
-
-export interface RunResult extends CheckResult {
-  scenario: string;
-  mode: ModeName;
-  notes: string[];
-  seconds: number;
-}
 
 let runCounter = 0;
 
@@ -191,9 +38,10 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
   const notes: string[] = [];
   const inside = new Map<string, number>();
   const ready = new Set<string>();
-  const checkWaiters: ((id: string) => void)[] = [];
+  const checkWaiters: ((id: string, last: boolean) => boolean)[] = [];
   const stallWaiters = new Map<string, () => void>();
   const endWaiters: ((event: WorkerEvent) => void)[] = [];
+  const heals: number[] = [];
   const workers: FaultWorker[] = [];
   const collectors: Promise<void>[] = [];
   let failure: string | undefined;
@@ -208,13 +56,14 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
         connect: {
           ...mode.connect(lock.proxied ? proxies.map((p) => p.url) : lock.urls),
           ...scenario.connectExtra?.(mode.name),
+          ...(scenario.commandTimeout === undefined ? {} : { commandTimeout: scenario.commandTimeout(ttl) }),
         },
         prefix,
         name: 'resource',
         ttl,
         resourceUrl: resource.url,
         namespace: tag,
-        writes: 8,
+        writes: WRITES,
         gap: Math.round(ttl / 5),
         work: Math.round(ttl / 10),
       };
@@ -236,7 +85,10 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
         collect(fw, (event) => {
           events.push(event);
           if (event.type === 'ready') ready.add(id);
-          if (event.type === 'check') for (const wake of checkWaiters.splice(0)) wake(id);
+          if (event.type === 'check') {
+            const last = Number(event['seq']) === WRITES - 1;
+            for (const wake of checkWaiters.splice(0)) if (!wake(id, last)) checkWaiters.push(wake);
+          }
           if (event.type === 'enter') inside.set(id, Number(event['at']));
           if (event.type === 'abort' || event.type === 'exit') {
             inside.delete(id);
@@ -274,8 +126,14 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
           await sleep(5);
         }
       },
-      nextCheck: async () => {
-        const id = await new Promise<string>((resolve) => checkWaiters.push(resolve));
+      nextCheck: async (onlyLast = false) => {
+        const id = await new Promise<string>((resolve) =>
+          checkWaiters.push((worker, last) => {
+            if (onlyLast && !last) return false;
+            resolve(worker);
+            return true;
+          }),
+        );
         return workers.find((w) => w.id === id)!;
       },
       ...(clock === undefined
@@ -331,6 +189,9 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
         open.delete(target.id);
       },
       note: (text) => notes.push(text),
+      healed: () => {
+        heals.push(hostNow());
+      },
     };
     notes.push(`workers ready after ${((hostNow() - started) / 1_000).toFixed(1)} s`);
     await sleep(ttl * 1.5);
@@ -341,7 +202,10 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
   } finally {
     for (const w of workers) {
       if (open.has(w.id)) w.worker.resume();
-      for (const proxy of w.proxies) proxy.blackhole(false);
+      for (const proxy of w.proxies) {
+        proxy.blackhole(false);
+        proxy.hold(false);
+      }
       try {
         w.worker.send({ type: 'stop' });
       } catch {}
@@ -369,7 +233,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
   await Promise.all(workers.flatMap((w) => w.proxies.map((p) => p.stop())));
   await lock.stop();
   clock?.remove();
-  const result = check(events, await resource.log(tag), pauses, exits);
+  const result = check(events, await resource.log(tag), pauses, exits, heals);
   if (failure !== undefined) result.errors.push(failure);
   const moved = wallClock.stop();
   if (moved > WALL_CLOCK_NOTE_MS) {
@@ -378,34 +242,13 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
         'clock (what leases and this checker measure by) during the run',
     );
   }
-  return { ...result, scenario: scenario.id, mode: mode.name, notes, seconds: (hostNow() - started) / 1_000 };
-}
-
-/** A wall-clock movement worth a note: beyond this, it eats into the drift allowance. */
-const WALL_CLOCK_NOTE_MS = 3;
-
-/**
- * Samples the wall clock against the monotonic one every 10 ms. Redis expires keys by the wall
- * clock; leases and the checker count by the monotonic clock. A step or fast slew of the wall
- * clock (an NTP correction, a VM resynchronising after a stall) expires keys early in monotonic
- * terms, and an overlap shorter than the step is then the clock's doing, not the lock's: the run
- * says so instead of leaving it to guesswork. `stop()` returns the largest movement seen, in ms.
- */
-function watchWallClock(): { stop(): number } {
-  const base = Date.now() - hostNow();
-  let min = 0;
-  let max = 0;
-  const timer = setInterval(() => {
-    const offset = Date.now() - hostNow() - base;
-    min = Math.min(min, offset);
-    max = Math.max(max, offset);
-  }, 10);
-  timer.unref();
   return {
-    stop: () => {
-      clearInterval(timer);
-      return max - min;
-    },
+    ...result,
+    scenario: scenario.id,
+    mode: mode.name,
+    ttl,
+    notes,
+    seconds: (hostNow() - started) / 1_000,
   };
 }
 

@@ -1,7 +1,7 @@
 import { cpus, loadavg } from 'node:os';
 import { redisServerVersion } from '../harness/server-binary.ts';
-import type { ModeName, RunResult, Scenario } from './engine.ts';
-import { LAG_BOUND } from './verdict.ts';
+import type { ModeName, RunResult, Scenario } from './types.ts';
+import { CLOSE_SLACK, LAG_BOUND, SETTLE_SLACK } from './verdict.ts';
 
 export type Row =
   | { scenario: Scenario; mode: ModeName; pending: string }
@@ -53,7 +53,8 @@ export function renderReport(
       ' aborts on first read. Check `lease.signal` before the first write, not only between writes.',
     `- Overlapping trusted critical sections: ${sum((r) => r.overlaps.length) - slowOverlaps} in the` +
       ` scenarios a lease is meant to survive; ${slowOverlaps} (longest ${ms(slowLongest)} ms) in those it` +
-      ' cannot, where fencing is the only protection:',
+      ' cannot, where fencing is the only protection. Each is either physics (no lease can tell its' +
+      ' holder in time) or a window an option chose (the default does not open it):',
     ...[...new Set(slow.map((row) => row.scenario))].map((scenario) => {
       const runs = slow.filter((row) => row.scenario === scenario);
       const count = runs.reduce((total, row) => total + row.result.overlaps.length, 0);
@@ -63,7 +64,8 @@ export function renderReport(
         causes.set(cause, (causes.get(cause) ?? 0) + 1);
       }
       const list = [...causes].map(([cause, n]) => `${n} x ${cause}`).join(', ');
-      return `  - ${scenario.id}: ${count} overlap(s) measured${count > 0 ? ` (first trust ended by -> second got in by: ${list})` : ''}; ${scenario.mayOverlap}.`;
+      const kind = scenario.chosenBy === undefined ? 'physics' : `chosen by ${scenario.chosenBy}`;
+      return `  - ${scenario.id} (${kind}): ${count} overlap(s) measured${count > 0 ? ` (first trust ended by -> second got in by: ${list})` : ''}; ${scenario.mayOverlap}.`;
     }),
     restartLine(done),
     '',
@@ -100,6 +102,29 @@ export function renderReport(
     lines.push(
       `| ${title} | ${row.mode} | ${r.criticalSections} | ${r.overlaps.length} | ${r.staleRejected} | ` +
         `${r.staleAccepted} | ${r.lateAccepted} | ${r.fenceRegressions} | ${r.lapses} (${r.deadOnArrival}) | ${ms(r.worstLag)} | ${verdict} |`,
+    );
+  }
+  const callRows = done.filter(
+    (row) => row.scenario.commandTimeout !== undefined || row.scenario.freeAfterHeal !== undefined,
+  );
+  if (callRows.length > 0) {
+    lines.push(
+      '',
+      '## When Redis does not answer: how long calls waited',
+      '',
+      'Scenarios run with a `commandTimeout`: every `release()` must settle within it (plus',
+      `${SETTLE_SLACK} ms of timer slack), every \`close()\` within it plus ${CLOSE_SLACK} ms, none may hang, and where`,
+      'a scenario heals, a worker must hold the lock again soon after (the name given back at once):',
+      '',
+      '| scenario | mode | commandTimeout (ms) | longest release (ms) | releases never settled | longest close() (ms) | lock taken again after each heal (ms) |',
+      '| --- | --- | ---: | ---: | ---: | ---: | --- |',
+      ...callRows.map(({ scenario, mode, result: r }) => {
+        const limit = scenario.commandTimeout?.(r.ttl);
+        return (
+          `| ${scenario.id} | ${mode} | ${limit ?? '-'} | ${ms(r.worstRelease)} | ${r.unsettledReleases} | ` +
+          `${ms(r.worstClose)} | ${r.healGaps.map(ms).join(', ') || '-'} |`
+        );
+      }),
     );
   }
   lines.push(
@@ -241,4 +266,12 @@ function redisVersion(): string {
 /** The engine's note that the wall clock moved during a run (Redis expires keys by it), if any. */
 function clockNotes(result: RunResult): string[] {
   return result.notes.filter((note) => note.startsWith('the wall clock'));
+}
+
+/** One line with what a run measured of calls while Redis did not answer (run.ts prints it). */
+export function callsLine(r: RunResult): string {
+  return (
+    `longest release ${ms(r.worstRelease)} ms, ${r.unsettledReleases} never settled, longest close() ` +
+    `${ms(r.worstClose)} ms${r.healGaps.length > 0 ? `, lock taken again ${r.healGaps.map(ms).join(' / ')} ms after each heal` : ''}`
+  );
 }

@@ -13,10 +13,12 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { reapOnExit } from '../harness/reaper.ts';
-import { MODES, type ModeName, pendingReason, type RunResult, runScenario } from './engine.ts';
-import { type Row, renderReport } from './report.ts';
+import { runScenario } from './engine.ts';
+import { MODES, pendingReason } from './modes.ts';
+import { callsLine, type Row, renderReport } from './report.ts';
 import { FencedResource } from './resource.ts';
 import { SCENARIOS } from './scenarios.ts';
+import type { ModeName, RunResult } from './types.ts';
 import { violations } from './verdict.ts';
 
 const { values } = parseArgs({
@@ -87,6 +89,9 @@ try {
             `${result.worstLag.toFixed(1)} ms, ${result.seconds.toFixed(1)} s` +
             (broken.length > 0 ? `\n  VIOLATIONS: ${broken.join('; ')}` : ''),
         );
+        if (scenario.commandTimeout !== undefined || scenario.freeAfterHeal !== undefined) {
+          console.log(`  calls: ${callsLine(result)}`);
+        }
         for (const detail of result.lapseDetails.slice(-3)) console.log(`  lapse: ${detail}`);
         for (const o of result.overlaps) console.log(`  overlap ${o.ms.toFixed(1)} ms: ${o.cause}`);
         const shown = /^the wall clock|^wall clock|stopped trusting|did not stop|^stalled/;

@@ -2,9 +2,11 @@
 // The full matrix (every scenario and mode, more rounds, a longer TTL) writes docs/safety.md.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { MODES, type ModeName, pendingReason, runScenario } from './engine.ts';
+import { runScenario } from './engine.ts';
+import { MODES, pendingReason } from './modes.ts';
 import { FencedResource } from './resource.ts';
 import { scenario } from './scenarios.ts';
+import type { ModeName } from './types.ts';
 import { violations } from './verdict.ts';
 
 const SHORT: [string, ModeName][] = [
@@ -14,6 +16,8 @@ const SHORT: [string, ModeName][] = [
   ['restart-empty', 'single'],
   ['clock-slow', 'single'],
   ['quorum-minority', 'quorum'],
+  ['redis-stall-long', 'single'],
+  ['blackhole-long', 'single'],
 ];
 
 let resource: FencedResource;

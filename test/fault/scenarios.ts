@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FaultContext, FaultWorker, ModeName, Scenario } from './engine.ts';
+import type { FaultContext, FaultWorker, ModeName, Scenario } from './types.ts';
 
 /**
  * The fault matrix. Every scenario runs 3 contending worker processes, each behind its own proxy
@@ -21,6 +21,16 @@ async function partition(target: FaultWorker, ms: number, proxies = target.proxi
     proxy.resetAll();
     proxy.blackhole(false);
   }
+}
+
+/**
+ * Holds a worker's traffic for `ms` (connections stay open, nothing passes), then lets it through
+ * in order, as TCP does once a path that dropped packets works again.
+ */
+async function blackHole(target: FaultWorker, ms: number): Promise<void> {
+  for (const proxy of target.proxies) proxy.hold(true);
+  await sleep(ms);
+  for (const proxy of target.proxies) proxy.hold(false);
 }
 
 async function stopServers(ctx: FaultContext, count: number, ms: number): Promise<void> {
@@ -70,6 +80,9 @@ const restartEmpty = (reverify: boolean): MatrixScenario => ({
         mayOverlap:
           "with onDisconnect: 'reverify' a holder trusts its lease across the disconnect until it " +
           're-verifies; a waiter that reconnects first acquires the (now free) lock in between',
+        chosenBy:
+          "`onDisconnect: 'reverify'`, which keeps leases across a disconnect; the default 'abort' " +
+          'ends them at the disconnect and has no overlap here (restart-empty)',
       }
     : {}),
   advice: reverify
@@ -287,6 +300,61 @@ export const SCENARIOS: readonly MatrixScenario[] = [
   },
   failover(false),
   failover(true),
+  {
+    id: 'redis-stall-long',
+    title: 'every lock server stalled (SIGSTOP) for 3 x TTL, longer than any lease; commandTimeout TTL / 2',
+    commandTimeout: (ttl) => ttl / 2,
+    freeAfterHeal: (ttl) => ttl * 1.5,
+    advice:
+      'Nothing for safety: leases lapse on time, and every pending call fails with ' +
+      '`RedisUnavailableError` within `commandTimeout` instead of hanging for the stall. ' +
+      `Set \`commandTimeout\` above the longest stall you want to ride out. ${FENCE}`,
+    fault: async (ctx, rounds) => {
+      for (let r = 0; r < rounds; r++) {
+        await ctx.holder();
+        await stopServers(ctx, ctx.servers.length, ctx.ttl * 3);
+        ctx.healed();
+        await sleep(ctx.ttl * 2);
+      }
+    },
+  },
+  {
+    id: 'blackhole-long',
+    needsProxy: true,
+    title:
+      "holder's network drops every packet for 3 x TTL (connections stay open), then heals; commandTimeout TTL / 2",
+    commandTimeout: (ttl) => ttl / 2,
+    advice:
+      'Nothing for safety: the holder gives the connection up after `commandTimeout`, its lease ' +
+      `lapses on time, and its calls fail instead of waiting for TCP to give up (~15 min). ${FENCE}`,
+    fault: async (ctx, rounds) => {
+      for (let r = 0; r < rounds; r++) {
+        await blackHole(await ctx.holder(), ctx.ttl * 3);
+        ctx.healed();
+        await sleep(ctx.ttl * 2);
+      }
+    },
+  },
+  {
+    id: 'blackhole-heal',
+    needsProxy: true,
+    title:
+      "holder's network drops every packet as it finishes (release sent into the hole) for 2 x commandTimeout, then heals",
+    commandTimeout: (ttl) => ttl / 8,
+    // The key would otherwise live on for the rest of its TTL (at least 2/3 of it here).
+    freeAfterHeal: (ttl) => ttl / 8,
+    advice:
+      'Nothing: the release that could not be confirmed is queued and sent again once the network ' +
+      'works, so the name is free within moments of the heal rather than at the end of its TTL.',
+    fault: async (ctx, rounds) => {
+      for (let r = 0; r < rounds; r++) {
+        // Before its last write: its release follows within TTL / 3, into the hole.
+        await blackHole(await ctx.nextCheck(true), ctx.ttl / 2);
+        ctx.healed();
+        await sleep(ctx.ttl * 3);
+      }
+    },
+  },
 ];
 
 export const scenario = (id: string): MatrixScenario => {

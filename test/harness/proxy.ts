@@ -24,8 +24,12 @@ export class FaultProxy {
   readonly #server: Server;
   readonly #pairs = new Set<Pair>();
   #port = 0;
-  #latency = 0;
+  /** Latency of each direction: `up` client to Redis, `down` Redis to client. */
+  #latency = { up: 0, down: 0 };
   #blackhole = false;
+  #holding = false;
+  /** Flushers of every direction of every connection, run when a hold ends. */
+  readonly #resumers = new Set<() => void>();
   #dropPushes = false;
   /** Pushes dropped so far (with dropPushes on). */
   droppedPushes = 0;
@@ -56,9 +60,25 @@ export class FaultProxy {
     return this.#pairs.size;
   }
 
-  /** Delays every chunk by `latency` ms in each direction, keeping order. 0 turns it off. */
-  setLatency(latency: number): void {
-    this.#latency = Math.max(0, latency);
+  /**
+   * Delays every chunk by `latency` ms, keeping order: in both directions, or only `up` (client
+   * to Redis) or `down` (Redis to client), as an asymmetric route would. 0 turns it off.
+   */
+  setLatency(latency: number, direction: 'both' | 'up' | 'down' = 'both'): void {
+    const ms = Math.max(0, latency);
+    if (direction !== 'down') this.#latency.up = ms;
+    if (direction !== 'up') this.#latency.down = ms;
+  }
+
+  /**
+   * A black hole that heals the way TCP does: while on, nothing is forwarded in either
+   * direction and the connections stay open; what was sent meanwhile is held, and delivered in
+   * order when it ends (TCP retransmits until the path works again). `blackhole()` drops bytes
+   * instead, as a path that never heals would before the connections reset.
+   */
+  hold(on: boolean): void {
+    this.#holding = on;
+    if (!on) for (const resume of [...this.#resumers]) resume();
   }
 
   /**
@@ -136,8 +156,8 @@ export class FaultProxy {
     this.#pairs.add(pair);
     client.setNoDelay(true);
     upstream.setNoDelay(true);
-    this.#forward(client, upstream, pair);
-    this.#forward(upstream, client, pair, this.#dropPushes ? this.#pushFilter() : undefined);
+    this.#forward(client, upstream, pair, 'up');
+    this.#forward(upstream, client, pair, 'down', this.#dropPushes ? this.#pushFilter() : undefined);
     // The target refusing or resetting looks like a reset to the client; a clean close, like one.
     upstream.on('error', () => {
       this.#pairs.delete(pair);
@@ -162,8 +182,17 @@ export class FaultProxy {
     };
   }
 
-  /** Copies `from` to `to` through a FIFO of release times, so latency never reorders bytes. */
-  #forward(from: Socket, to: Socket, pair: Pair, filter?: (chunk: Buffer) => Buffer): void {
+  /**
+   * Copies `from` to `to` through a FIFO of release times, so latency never reorders bytes. While
+   * a hold is on, nothing leaves the FIFO (nor does a close: the peer hears of it after the hold).
+   */
+  #forward(
+    from: Socket,
+    to: Socket,
+    pair: Pair,
+    direction: 'up' | 'down',
+    filter?: (chunk: Buffer) => Buffer,
+  ): void {
     const queue: { chunk: Buffer; at: number }[] = [];
     let timer: NodeJS.Timeout | undefined;
     let ended = false;
@@ -172,36 +201,39 @@ export class FaultProxy {
     };
     const finish = () => {
       this.#pairs.delete(pair);
+      this.#resumers.delete(flush);
       if (!to.destroyed) to.end();
     };
     const flush = () => {
       timer = undefined;
+      if (this.#holding) return;
       const now = performance.now();
       while (queue[0] !== undefined && queue[0].at <= now) write(queue.shift()!.chunk);
       if (queue[0] !== undefined) timer = setTimeout(flush, queue[0].at - now);
       else if (ended) finish();
     };
+    this.#resumers.add(flush);
     from.on('data', (data: Buffer) => {
       if (this.#blackhole) return;
       const chunk = filter === undefined ? data : filter(data);
       if (chunk.length === 0) return;
-      if (this.#latency === 0 && queue.length === 0) {
+      const latency = this.#latency[direction];
+      if (latency === 0 && queue.length === 0 && !this.#holding) {
         write(chunk);
         return;
       }
-      queue.push({ chunk, at: performance.now() + this.#latency });
-      timer ??= setTimeout(flush, this.#latency);
+      queue.push({ chunk, at: performance.now() + latency });
+      if (!this.#holding) timer ??= setTimeout(flush, latency);
     });
-    from.on('end', () => {
+    const ending = () => {
       ended = true;
-      if (queue.length === 0) finish();
-    });
-    from.on('close', () => {
-      ended = true;
-      if (queue.length === 0) finish();
-    });
+      if (queue.length === 0 && !this.#holding) finish();
+    };
+    from.on('end', ending);
+    from.on('close', ending);
     to.on('close', () => {
       if (timer !== undefined) clearTimeout(timer);
+      this.#resumers.delete(flush);
       queue.length = 0;
     });
   }

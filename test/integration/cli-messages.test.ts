@@ -57,11 +57,14 @@ describe('leasehold CLI messages', () => {
     assert.equal(negative.code, 64);
     assert.equal(
       negative.stderr,
-      'leasehold run: --ttl must be a duration like 500, 500ms, 10s or 2m; a negative one is not accepted (see --help)\n',
+      'leasehold run: --ttl must be a duration like 500, 500ms, 10s, 2m, 1h or 2d; a negative one is not accepted (see --help)\n',
     );
     const short = await leasehold(['run', 'job', '--ttl', '5', '--redis', down, '--', 'true']);
     assert.equal(short.code, 64);
-    assert.equal(short.stderr, 'leasehold run: --ttl must be a finite duration of at least 12 ms; got 5\n');
+    assert.equal(
+      short.stderr,
+      'leasehold run: --ttl must be a duration from 12 ms to 2147483647 ms (24 d 20 h); got 5\n',
+    );
     const unknown = await leasehold(['status', 'job', '--bogus']);
     assert.equal(unknown.stderr, 'leasehold status: unknown option --bogus (see --help)\n');
   });

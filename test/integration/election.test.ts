@@ -213,6 +213,42 @@ describe(`election (${mode})`, () => {
     assert.equal(await b.election('ttl').leader(), undefined);
   });
 
+  test('an observer reads a new log whose ids start below the last one it saw (expired, clock gone back)', async () => {
+    const prefix = uniquePrefix('el');
+    const a = await instance(prefix);
+    const b = await instance(prefix);
+    const term = await a.election('again').campaign('x');
+    const controller = new AbortController();
+    const iterator = b.election('again').observe({ signal: controller.signal });
+    assert.equal((await iterator.next()).value?.type, 'elected');
+    await term.resign();
+    assert.equal((await within(iterator.next(), 2_000, 'the vacancy')).value?.type, 'vacant');
+    // The log expires IDLE_MS after the vacancy; a server whose wall clock has gone back since
+    // starts the next one with ids below the last one the observer saw.
+    const key = `${prefix}:{again}:election`;
+    await command(redis.server.port, ['DEL', `${key}:log`]);
+    await command(redis.server.port, ['HSET', key, 'token', 'y', 'value', 'y', 'fence', '7']);
+    await command(redis.server.port, ['PEXPIRE', key, '5000']);
+    await command(redis.server.port, [
+      'XADD',
+      `${key}:log`,
+      '1-1',
+      'type',
+      'elected',
+      'fence',
+      '7',
+      'value',
+      'y',
+    ]);
+    const next = await within(iterator.next(), 2_000, 'the new log read');
+    assert.deepEqual(next.value, {
+      type: 'elected',
+      leader: { value: 'y', fencingToken: 7n },
+      fencingToken: 7n,
+    });
+    await iterator.return();
+  });
+
   test('bad input, timeout and signal', async () => {
     const lh = await instance(uniquePrefix('el'));
     assert.throws(() => lh.election(undefined as never), /"name".*undefined/);

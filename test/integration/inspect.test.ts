@@ -190,6 +190,31 @@ describe(`inspection on one Redis (${mode})`, () => {
     await permit.release();
   });
 
+  test('list() shows only live names: an idle name, whose fencing counter lives on, is left out', async () => {
+    const prefix = uniquePrefix('in');
+    const lh = await instance(prefix, 3_000);
+    // Used once and let go: each leaves its fencing counter until it expires (IDLE_MS).
+    for (let i = 0; i < 20; i++) await (await lh.acquire(`idle:${String(i).padStart(2, '0')}`)).release();
+    await (await lh.semaphore('idle:sem', { limit: 1 }).acquire()).release();
+    await (await lh.readWriteLock('idle:rw').write()).release();
+    await (await lh.fairLock('idle:fair').acquire()).release();
+    await (await lh.election('idle:vote').campaign('x')).resign();
+    const live = await lh.acquire('idle:zz');
+    // inspect() of one name still answers with its last token.
+    assert.deepEqual((await lh.inspect('idle:00'))?.holders, []);
+    assert.deepEqual(
+      (await lh.list({ prefix: 'idle:' })).map((e) => e.name),
+      ['idle:zz'],
+    );
+    // Idle names do not count towards the limit (they sort first: they used to fill it).
+    assert.deepEqual(
+      (await lh.list({ prefix: 'idle:', limit: 1 })).map((e) => e.name),
+      ['idle:zz'],
+    );
+    await live.release();
+    assert.deepEqual(await lh.list({ prefix: 'idle:' }), []);
+  });
+
   test('bad options are TypeErrors naming the option', async () => {
     const lh = await instance(uniquePrefix('in'));
     await assert.rejects(lh.acquire('x', { owner: '' }), /option "owner" must be a non-empty string/);
@@ -225,6 +250,7 @@ describe('inspection on the memory backend', () => {
       );
       await lease.release();
       await rw.release();
+      assert.deepEqual(await lh.list({ prefix: 'mem:' }), [], 'released names are not listed');
     } finally {
       await lh.close();
     }
@@ -308,6 +334,7 @@ describe(`inspection in quorum mode (${mode})`, () => {
       );
       await lease.release();
       assert.deepEqual((await lh.inspect('q:job'))?.holders, []);
+      assert.deepEqual(await lh.list({ prefix: 'q:' }), [], 'a released name is not listed');
     } finally {
       await lh.close();
     }

@@ -75,4 +75,29 @@ describe(`live view (${mode})`, () => {
       await view.close();
     }
   });
+
+  test('only live names: an idle name is never shown, a released one leaves the view', async () => {
+    const prefix = uniquePrefix('live');
+    const lh = await redis.instance(prefix, 30_000, { owner: 'a' });
+    // Its fencing counter lives on after the release, and it sorts before the held name: with
+    // --limit 1 it used to take the only place.
+    await (await lh.acquire('job:a-idle')).release();
+    const held = await lh.acquire('job:held');
+    const view = new LiveView({ url: redis.server.url, prefix, driver: testDriver }, 'job:', 1);
+    const shown = () => [...view.entries.values()].map((e) => e.inspection.name);
+    try {
+      await view.start();
+      assert.deepEqual(shown(), ['job:held']);
+      const removed = new Promise<string>((resolve) => view.once('remove', ({ name }) => resolve(name)));
+      await held.release();
+      assert.equal(await within(removed, 5_000, 'the release'), 'job:held');
+      assert.deepEqual(shown(), []);
+      // A push for the idle name (its counter written again) reads it, and still shows nothing.
+      await (await lh.acquire('job:a-idle')).release();
+      await view.refresh();
+      assert.deepEqual(shown(), []);
+    } finally {
+      await view.close();
+    }
+  });
 });

@@ -117,6 +117,23 @@ describe(`mutex (${mode})`, () => {
     await second.release();
   });
 
+  // Redis sends no push for this process's own writes (NOLOOP): a release made while a waiter's
+  // first attempt was in flight (it went out before the release, so it found the lock held) must
+  // still wake that waiter, or it sleeps until the released key's TTL would have run out.
+  test("a release by this instance while a waiter's first attempt is in flight wakes that waiter", async () => {
+    const lh = await instance(uniquePrefix('same-tick'), 20_000);
+    for (const names of [['x'], ['m1', 'm2']]) {
+      const held = await (names.length === 1 ? lh.acquire(names[0]!) : lh.multiLock(names).acquire());
+      const waiting =
+        names.length === 1
+          ? lh.acquire(names[0]!, { timeout: 5_000 })
+          : lh.multiLock(names).acquire({ timeout: 5_000 });
+      await held.release();
+      const next = await within(waiting, 3_000, `the waiter on ${names.join(',')} after a local release`);
+      await next.release();
+    }
+  });
+
   test('an external short PEXPIRE is repaired at once', {
     skip: tracking ? false : 'polling learns of a PEXPIRE only at the next extension',
   }, async () => {

@@ -12,6 +12,7 @@ import { type Leasehold, type LeaseholdEvents, NotificationsError } from '../../
 import { addUserWithoutTracking } from '../harness/acl.ts';
 import { connect, mode, testDriver, tracking, uniquePrefix, useRedis, within } from '../harness/leasehold.ts';
 import { FaultProxy } from '../harness/proxy.ts';
+import { command } from '../harness/resp.ts';
 import { redisServerVersion } from '../harness/server-binary.ts';
 
 const redis = useRedis({ prepare: (server) => addUserWithoutTracking(server.port) });
@@ -114,6 +115,31 @@ describe(`notifications are proven by a canary (${mode})`, {
     await waiterWakes(lh, prefix);
     await lh.close();
     await assert.rejects(open(proxy.url, 'tracking'), NotificationsError);
+  });
+
+  test('after a reconnect the canary proves every arming read again: tracking mode, its rule, and a holder hears a DEL', async () => {
+    await using proxy = await FaultProxy.start(redis.server.port);
+    const prefix = uniquePrefix('nt');
+    const { lh } = await open(proxy.url, 'tracking', prefix);
+    try {
+      const before = await lh.acquire('before', { ttl: 20_000 });
+      const reconnected = once(lh, 'reconnected');
+      proxy.resetAll();
+      await within(reconnected, 10_000, 'reconnect');
+      const after = await lh.acquire('after', { ttl: 20_000 });
+      assert.equal(lh.notifications, 'tracking');
+      assert.equal(lh.stats.trackingRule, expectedRule());
+      assert.equal(lh.stats.notificationsReason, undefined);
+      // 'reverify' is not asked for: the lease from before the drop is lost with it (the default).
+      assert.equal(before.lost, true);
+      // The lease taken after the reconnect is tracked: its holder hears of a DEL at once (its
+      // TTL is 20 s, and its next extension 6.7 s away).
+      const lost = once(after.signal, 'abort');
+      await command(redis.server.port, ['DEL', `${prefix}:{after}`]);
+      await within(lost, 2_000, 'the holder hears of the DEL after the reconnect');
+    } finally {
+      await lh.close();
+    }
   });
 
   test('after every reconnect the canary runs again: the mode follows what it proves', async () => {

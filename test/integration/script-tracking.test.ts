@@ -214,7 +214,7 @@ const cases: Case[] = [
   },
   {
     name: 'election extend: the leader hears of the leader key again',
-    run: { script: script('election-extend'), keys: ['leader'], args: ['me', TTL] },
+    run: { script: script('election-extend'), keys: ['leader', 'log'], args: ['me', TTL] },
     setup: [['HSET', '@leader', 'token', 'me', 'value', 'x', 'fence', '1']],
     must: ['leader'],
     read: ['leader'],

@@ -1,5 +1,6 @@
 // Fuzzing of the command line's flags: random, mostly wrong, argument lists must end in a
-// documented exit code with a one-line message, never a stack trace or an internal error.
+// documented exit code with a one-line message, never a stack trace, an internal error or a
+// warning from Node (a TimeoutOverflowWarning is how an out-of-range duration showed: issue 28).
 // Every Redis URL points at a closed port, so nothing here can reach a real server.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -29,7 +30,18 @@ function run(args: string[]): Promise<{ code: number | null; stderr: string }> {
   });
 }
 
-const command = fc.constantFrom('run', 'status', 'release', 'watch', 'top', 'dashboard', 'bogus', '');
+const command = fc.constantFrom(
+  'run',
+  'status',
+  'release',
+  'watch',
+  'top',
+  'dashboard',
+  'doctor',
+  'demo',
+  'bogus',
+  '',
+);
 const flag = fc.constantFrom(
   '--ttl',
   '--timeout',
@@ -41,11 +53,27 @@ const flag = fc.constantFrom(
   '--prefix',
   '--driver',
   '--redis',
+  '--owner',
+  '--limit',
+  '--port',
+  '--host',
+  '--allow-release',
   '--nope',
   '-x',
 );
 const value = fc.oneof(
-  fc.constantFrom('', '0', '-5', 'NaN', 'Infinity', '1e99', 'abc', '{', 'ioredis', 'redis://', DEAD),
+  fc.constantFrom('', '0', '-5', 'NaN', 'Infinity', 'inf', '1e99', 'abc', '{', 'ioredis', 'redis://', DEAD),
+  fc.constantFrom(
+    '1h',
+    '2d',
+    '30d',
+    '0.5s',
+    '2147483648',
+    '9'.repeat(400),
+    '0x10',
+    'a\tb',
+    '\u00e9\u{1f512}',
+  ),
   fc.string({ maxLength: 12 }),
 );
 
@@ -65,6 +93,7 @@ test('random flags end in a documented exit code with a clear message, never a c
         assert.ok(code !== null && EXPECTED.has(code), `exit ${code} for ${JSON.stringify(args)}: ${stderr}`);
         assert.doesNotMatch(stderr, /\n\s+at .+:\d+:\d+/, `a stack trace for ${JSON.stringify(args)}`);
         assert.ok(stderr.trim().length > 0, `no message for ${JSON.stringify(args)}`);
+        assert.doesNotMatch(stderr, /\(node:\d+\) \w*Warning/, `Node warned for ${JSON.stringify(args)}`);
       },
     ),
     { numRuns: 12 },

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { monotonic } from '../../src/engine/clock.ts';
+import { monotonic } from '../../src/base/clock.ts';
 import type { Context } from '../../src/engine/context.ts';
-import { Engine } from '../../src/engine/engine.ts';
+import { GiveBacks } from '../../src/engine/give-backs.ts';
+import { Registry } from '../../src/engine/registry.ts';
 import { Renewer } from '../../src/engine/renewer.ts';
-import type { Runner } from '../../src/engine/runner.ts';
 import { Dispatcher } from '../../src/notify/dispatcher.ts';
+import type { Runner } from '../../src/runners/runner.ts';
 import { countingCore } from '../harness/lease-core.ts';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
@@ -26,7 +27,7 @@ test('changedSince: a push for a key after a moment, a flush, and forgotten push
   assert.equal(d.changedSince('k10000', later), true);
 });
 
-function engine(): { engine: Engine; dispatcher: Dispatcher; renewer: Renewer } {
+function engine(): { engine: Registry; dispatcher: Dispatcher; renewer: Renewer } {
   const dispatcher = new Dispatcher();
   const renewer = new Renewer();
   const ctx: Context = {
@@ -37,11 +38,13 @@ function engine(): { engine: Engine; dispatcher: Dispatcher; renewer: Renewer } 
     prefix: 't',
     ttl: 60_000,
     retryDelay: 100,
+    commandTimeout: 5_000,
     owner: 'test',
     closed: false,
     emit() {},
+    giveBacks: new GiveBacks(() => {}, 100),
   };
-  return { engine: new Engine(ctx), dispatcher, renewer };
+  return { engine: new Registry(ctx, () => {}), dispatcher, renewer };
 }
 
 // Regression: a push that arrived between the acquire being sent and its reply (over a REDIRECT

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import * as leasehold from '../../src/index.ts';
+import { toLeaseholdError } from '../../src/runners/failures.ts';
 
 test('every error code is documented in docs/errors.md', () => {
   const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
@@ -31,4 +32,19 @@ test('every exported error class has a listed, unique code and extends Leasehold
     assert.equal(error.name, error.constructor.name);
   }
   assert.equal(samples.length, leasehold.ERROR_CODES.length, 'a class for every code');
+});
+
+// A refusal Redis will repeat (a script error, a wrong type, keys in different Cluster slots) is a
+// RedisCommandError: a waiting acquire() must not retry it as "Redis unreachable" until its timeout.
+test('server refusals are RedisCommandError, a missing answer RedisUnavailableError', () => {
+  for (const message of [
+    'ERR Error running script',
+    'WRONGTYPE Operation against a key holding the wrong kind of value',
+    "CROSSSLOT Keys in request don't hash to the same slot",
+    'NOPERM this user has no permissions to run the evalsha command',
+  ]) {
+    assert.ok(toLeaseholdError(new Error(message), 'x') instanceof leasehold.RedisCommandError, message);
+  }
+  const gone = toLeaseholdError(new Error('connect ECONNREFUSED 127.0.0.1:1'), 'acquire');
+  assert.ok(gone instanceof leasehold.RedisUnavailableError);
 });

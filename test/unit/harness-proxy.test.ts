@@ -135,6 +135,39 @@ describe('FaultProxy', { timeout: 20_000 }, () => {
     }
   });
 
+  test('setLatency can delay one direction only', async () => {
+    const client = await connect();
+    for (const direction of ['up', 'down'] as const) {
+      proxy.setLatency(100, direction);
+      try {
+        const [reply, took] = await timed(() => client.send('PING'));
+        assert.equal(reply, '+PONG');
+        assert.ok(took >= 95 && took < 195, `a PING took ${took} ms with 100 ms ${direction} only`);
+      } finally {
+        proxy.setLatency(0);
+      }
+    }
+  });
+
+  test('hold keeps the connection, forwards nothing, and delivers everything in order when it ends', async () => {
+    const client = await connect();
+    proxy.hold(true);
+    try {
+      client.socket.write('SET harness-hold held\r\n');
+      await assert.rejects(client.send('GET harness-hold', 300), /no reply within 300 ms/);
+      assert.equal(client.isClosed, false);
+      assert.equal(proxy.connections, 1);
+      // Nothing reached Redis: the SET is still held.
+      const other = await RawClient.connect(server.port);
+      assert.equal(await other.send('EXISTS harness-hold'), ':0');
+      other.socket.destroy();
+    } finally {
+      proxy.hold(false);
+    }
+    // The SET and the GET arrive now, in order, and their replies come back.
+    assert.deepEqual(await client.read(3), ['+OK', '$4', 'held']);
+  });
+
   test('blackhole drops traffic silently without closing the socket', async () => {
     const client = await connect();
     proxy.blackhole(true);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
-import { monotonic } from '../../src/engine/clock.ts';
+import { monotonic } from '../../src/base/clock.ts';
 import { Renewer } from '../../src/engine/renewer.ts';
 import { Lease } from '../../src/lease.ts';
 import { countingCore } from '../harness/lease-core.ts';
@@ -26,7 +26,7 @@ test('a push re-verifies a lease at once, also on a clock that reads negative', 
     ttl: 60_000,
     sentAt: monotonic(),
     core,
-    host: { finished: (_lease, error) => ended.push(error) },
+    host: { finished: (_lease, error) => ended.push(error), giveBack: () => {} },
   });
   renewer.add(lease, core);
   try {

@@ -110,6 +110,8 @@ async function criticalSection(lease: Lease): Promise<void> {
     await sleep(config.gap, undefined, { signal: lease.signal }).catch(() => {});
   }
   const exitAt = hostNow();
+  // Said before release(): a release that never settles (a hung call) leaves this without an exit.
+  send({ type: 'releasing', token: String(token), at: exitAt });
   let released: string;
   try {
     released = String(await lease.release());
@@ -146,7 +148,9 @@ while (!stopping.signal.aborted) {
   }
   await criticalSection(lease);
 }
+const closing = hostNow();
 await lh.close().catch(report('close'));
+const closeMs = hostNow() - closing;
 await resource.close().catch(() => {});
-send({ type: 'done', at: hostNow() });
+send({ type: 'done', at: hostNow(), closeMs });
 process.exit(0);

@@ -1,0 +1,23 @@
+// What the scenario sections of docs/benchmarks.md (section-*.ts) share: a chart's link, a
+// scenario's settings line, and contender ids shown by their labels.
+import type { Results } from '../results.ts';
+import type { Chart } from './charts.ts';
+import { fmtNum } from './format.ts';
+
+/** The chart's image line, or nothing when this run drew no such chart. */
+export function chartLink(charts: Chart[], file: string): string {
+  const chart = charts.find((c) => c.file === file);
+  return chart === undefined ? '' : `\n![${chart.title}](benchmarks/${chart.file})\n`;
+}
+
+export function settingsLine(settings: Record<string, number>): string {
+  return Object.entries(settings)
+    .map(([k, v]) => `\`${k}\` ${typeof v === 'number' ? fmtNum(v, Number.isInteger(v) ? 0 : 2) : v}`)
+    .join(', ');
+}
+
+/** A contender id as the report shows it: its label, or the id when the run lists no such contender. */
+export function contenderName(results: Results): (id: string) => string {
+  const label = new Map(results.contenders.map((c) => [c.id, c.label]));
+  return (id) => label.get(id) ?? id;
+}

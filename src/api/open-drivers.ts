@@ -1,0 +1,88 @@
+import { redact } from '../base/redact.ts';
+import { after } from '../base/timer.ts';
+import { defaultCanaryKey } from '../driver/canary.ts';
+import { createNodeDriver } from '../driver/node-driver.ts';
+import type { Driver } from '../driver/types.ts';
+import { ConnectError } from '../errors.ts';
+import { MemoryDriver } from '../memory/driver.ts';
+import type { ValidConnectOptions } from '../options/index.ts';
+import { topologyDriver, topologyTarget } from './topology-driver.ts';
+
+/** The drivers an instance talks through: one, or one per node in quorum mode. */
+export function createDrivers(valid: ValidConnectOptions): Driver[] {
+  const tracking = valid.notifications !== 'polling';
+  if (valid.memory !== undefined) return [new MemoryDriver(valid.memory, tracking)];
+  const canaryKey = defaultCanaryKey(valid.prefix);
+  const make = (url: string, client?: unknown): Driver => {
+    const options = {
+      url,
+      tracking,
+      canaryKey,
+      commandTimeout: valid.commandTimeout,
+      tls: valid.tls,
+      ...(client === undefined ? {} : { client }),
+    };
+    return createNodeDriver(valid.driver, options);
+  };
+  if (valid.nodes !== undefined) return valid.nodes.map((url) => make(url));
+  const replicated = topologyDriver(valid); // cluster / sentinel
+  if (replicated !== undefined) return [replicated];
+  return [make(valid.url, valid.client)];
+}
+
+/**
+ * Connects every driver within `connectTimeout`. One Redis must answer; in quorum mode a
+ * majority must, and the others keep connecting in the background (their commands fail until
+ * then, which a majority tolerates). On failure every driver is closed.
+ */
+export async function connectDrivers(drivers: readonly Driver[], valid: ValidConnectOptions): Promise<void> {
+  const needed = drivers.length === 1 ? 1 : Math.floor(drivers.length / 2) + 1;
+  let cancelTimer: (() => void) | undefined;
+  // after(): connectTimeout may be Infinity or beyond setTimeout's 2^31-1 ms.
+  const deadline = new Promise<'timeout'>((resolve) => {
+    cancelTimer = after(valid.connectTimeout, () => resolve('timeout'), { ref: true });
+  });
+  const errors: unknown[] = [];
+  let connected = 0;
+  const enough = new Promise<'ok' | 'failed'>((resolve) => {
+    for (const driver of drivers) {
+      driver.connect().then(
+        () => {
+          connected += 1;
+          if (connected >= needed) resolve('ok');
+        },
+        (error: unknown) => {
+          errors.push(error);
+          if (errors.length > drivers.length - needed) resolve('failed');
+        },
+      );
+    }
+  });
+  const outcome = await Promise.race([enough, deadline]).finally(() => cancelTimer?.());
+  if (outcome === 'ok') return;
+  await Promise.all(drivers.map((driver) => driver.close().catch(() => {})));
+  const typeError = errors.find((e) => e instanceof TypeError);
+  if (typeError !== undefined) throw typeError;
+  const where =
+    topologyTarget(valid) ??
+    (valid.nodes !== undefined
+      ? `${needed} of ${drivers.length} nodes (${valid.nodes.map(redact).join(', ')})`
+      : valid.client === undefined
+        ? redact(valid.url)
+        : 'the client passed in "client"');
+  const first = errors[0];
+  const why =
+    outcome === 'timeout'
+      ? `no answer within ${valid.connectTimeout} ms${first === undefined ? '' : ` (last error: ${reason(first)})`}`
+      : reason(first);
+  throw new ConnectError(`could not connect to Redis at ${where}: ${why}`, { cause: first });
+}
+
+/** An error's own words: "connect ECONNREFUSED 127.0.0.1:1", "WRONGPASS invalid username-password pair". */
+function reason(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const aggregate = (error as { errors?: unknown[] }).errors;
+  if (error.message === '' && Array.isArray(aggregate) && aggregate[0] instanceof Error)
+    return aggregate[0].message;
+  return error.message;
+}

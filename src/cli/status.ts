@@ -1,0 +1,211 @@
+import { parseArgs } from 'node:util';
+import type { TrackingProof } from '../driver/types.ts';
+import { Inspector } from '../inspect/inspector.ts';
+import { keysOf, PRIMITIVES, type Primitive } from '../inspect/layout.ts';
+import type { Holder, Inspection, Waiter } from '../primitives/inspection.ts';
+import { REGISTRY } from '../primitives/registry.ts';
+import {
+  connection,
+  connectionHelp,
+  connectionOptions,
+  lockName,
+  openDriver,
+  printJson,
+  redisFailure,
+} from './common.ts';
+import { CliError, EXIT } from './exit.ts';
+import { formatMs } from './values.ts';
+
+/** The primitives' titles, "a, b or c" (from the registry, so a new primitive shows up here). */
+const either = (titles: readonly string[]) => `${titles.slice(0, -1).join(', ')} or ${titles.at(-1)}`;
+const TITLES = PRIMITIVES.map((p) => REGISTRY[p].describe.title);
+
+export const statusHelp = `Usage: leasehold status <name> [options]
+
+Shows what Redis has for <name>, for every primitive with keys under it:
+${either(TITLES)}
+(a multiLock holds mutexes). For each: who holds it (owner, token, since when, remaining
+TTL, fencing token; a semaphore's permits per holder; a read-write lock's writer or
+readers), who waits where Redis records it (a fair lock's queue, a read-write lock's
+waiting writers), and the last fencing token issued.
+Says so when the name has nothing. Read-only. Exit status 0 whether or not anything is held.
+
+Options:
+  --primitive <kind>  only this one: ${either(PRIMITIVES)}
+
+${connectionHelp}
+`;
+
+export async function status(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { ...connectionOptions, primitive: { type: 'string' } },
+    allowPositionals: true,
+  });
+  if (values.help) {
+    process.stdout.write(statusHelp);
+    return EXIT.ok;
+  }
+  const name = lockName(positionals);
+  const only = values.primitive;
+  if (only !== undefined && !PRIMITIVES.includes(only as Primitive)) {
+    throw new CliError(`--primitive must be one of ${PRIMITIVES.join(', ')}; got ${only}`);
+  }
+  const conn = connection(values);
+  // Tracking on, so that the canary tells which notification mode an instance gets here.
+  const driver = await openDriver(conn, true);
+  try {
+    const inspector = new Inspector([{ label: 'redis', driver }], conn.prefix);
+    const found: Inspection[] = [];
+    for (const primitive of only === undefined ? PRIMITIVES : [only as Primitive]) {
+      const inspection = await inspector
+        .inspect(name, { primitive })
+        .catch((error: unknown) => redisFailure(error, `reading the ${primitive} "${name}"`));
+      if (inspection !== undefined) found.push(inspection);
+    }
+    const report = statusReport(name, conn.prefix, found, modeOf(driver.proof));
+    if (values.json) printJson(report);
+    else process.stdout.write(describeStatus(report, only as Primitive | undefined));
+    return EXIT.ok;
+  } finally {
+    await driver.close();
+  }
+}
+
+/** One primitive of a name as `status --json` prints it: `lh.inspect(name, { primitive })`, plus its keys. */
+export type StatusEntry = Inspection & { keys: string[]; held: boolean };
+
+export interface StatusReport {
+  name: string;
+  prefix: string;
+  /** Whether any primitive has keys under this name. */
+  found: boolean;
+  /** Whether any of them has a holder right now. */
+  held: boolean;
+  primitives: StatusEntry[];
+  notifications: string;
+}
+
+export function statusReport(
+  name: string,
+  prefix: string,
+  found: readonly Inspection[],
+  notifications: string,
+): StatusReport {
+  const primitives = found.map((i) => ({
+    ...i,
+    // Explicit null: "not recorded in Redis" must survive JSON (undefined would vanish).
+    waiters: i.waiters ?? null,
+    keys: keysOf(prefix, name, i.primitive),
+    held: i.holders.length > 0,
+  })) as unknown as StatusEntry[];
+  return {
+    name,
+    prefix,
+    found: primitives.length > 0,
+    held: primitives.some((p) => p.held),
+    primitives,
+    notifications,
+  };
+}
+
+/** The notification mode an instance on this connection runs in, and why, in one line. */
+export function modeOf(proof: TrackingProof | undefined): string {
+  if (proof?.ok === true) return `tracking (pushes proven, ${proof.rule} rule)`;
+  return `polling (${proof?.reason?.message ?? 'unproven'})`;
+}
+
+export function describeStatus(report: StatusReport, only?: Primitive): string {
+  const lines = [`name       ${report.name}  (prefix ${report.prefix})`];
+  if (!report.found) {
+    const kinds = only === undefined ? `no ${either(TITLES)}` : `no ${REGISTRY[only].describe.title}`;
+    lines.push(
+      `state      nothing: ${kinds} has keys for this name in Redis (never used under this prefix, or every key expired)`,
+    );
+  }
+  for (const entry of report.primitives) lines.push('', ...describeEntry(entry));
+  lines.push('', `notify     ${report.notifications}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function describeEntry(e: StatusEntry): string[] {
+  const { describe } = REGISTRY[e.primitive];
+  const lines = [`${describe.title}  (keys ${e.keys.join(', ')})`];
+  lines.push(`  state    ${stateOf(e)}`);
+  for (const h of e.holders) lines.push(`  ${label(h)}${holderLine(h)}`);
+  if (e.primitive === 'semaphore') {
+    const listed = e.holders.reduce((sum, h) => sum + (h.permits ?? 1), 0);
+    if ((e.permitsInUse ?? 0) > listed)
+      lines.push(`           … ${e.permitsInUse} permits in use, ${listed} listed above`);
+    lines.push('  limit    not stored in Redis: each caller passes its own (semaphore(name, { limit }))');
+  }
+  lines.push(`  fencing  ${e.lastFencingToken} (${describe.fencing})`);
+  const local = describe.localWaiters;
+  if (e.waiters === null || e.waiters === undefined)
+    lines.push(`  waiters  ${local ?? 'not recorded in Redis'}`);
+  else if (e.waiters.length === 0)
+    lines.push(
+      `  waiters  none${e.primitive === 'rwlock' ? ' (no writer waiting; readers wait in their own processes)' : ''}`,
+    );
+  else {
+    const total = e.queued ?? e.waiters.length;
+    lines.push(
+      `  waiters  ${total} in line, first served first${total > e.waiters.length ? ` (${e.waiters.length} listed)` : ''}`,
+    );
+    e.waiters.forEach((w, i) => {
+      lines.push(`    ${i + 1}.     ${waiterLine(w)}`);
+    });
+  }
+  return lines;
+}
+
+function stateOf(e: StatusEntry): string {
+  const holders = e.holders;
+  switch (e.primitive) {
+    case 'semaphore': {
+      const used = e.permitsInUse ?? 0;
+      return used === 0
+        ? 'free: no permit in use'
+        : `held: ${used} permit${used === 1 ? '' : 's'} in use by ${holders.length} holder${holders.length === 1 ? '' : 's'}`;
+    }
+    case 'rwlock': {
+      const readers = holders.filter((h) => h.role === 'reader').length;
+      if (holders.some((h) => h.role === 'writer')) return 'write-locked (one writer)';
+      return readers > 0 ? `read-locked by ${readers} reader${readers === 1 ? '' : 's'}` : 'free';
+    }
+    case 'election':
+      return holders.length > 0 ? 'a leader holds the term' : 'no leader';
+    default:
+      return holders.length > 0 ? 'held' : 'free';
+  }
+}
+
+function label(h: Holder): string {
+  const role = h.role ?? (h.value !== undefined ? 'leader' : 'holder');
+  return role.padEnd(9);
+}
+
+function holderLine(h: Holder): string {
+  const parts: string[] = [];
+  if (h.value !== undefined) parts.push(`value ${JSON.stringify(h.value)}`);
+  if (h.permits !== undefined) parts.push(`${h.permits} permit${h.permits === 1 ? '' : 's'}`);
+  if (h.fencingToken !== undefined) parts.push(`fencing token ${h.fencingToken}`);
+  parts.push(h.ttlLeft < 0 ? 'no TTL (the key never expires!)' : `${formatMs(h.ttlLeft)} left`);
+  if (h.since !== undefined) parts.push(since(h.since));
+  parts.push(`token ${h.token}`);
+  return `${h.owner ?? '(no owner recorded)'}: ${parts.join(', ')}`;
+}
+
+function waiterLine(w: Waiter): string {
+  const parts = [
+    ...(w.role === undefined ? [] : [w.role]),
+    ...(w.since === undefined ? [] : [`waiting ${since(w.since)}`]),
+    `dropped in ${formatMs(w.deadlineIn)} unless it retries`,
+    `token ${w.token}`,
+  ];
+  return `${w.owner ?? '(no owner recorded)'}: ${parts.join(', ')}`;
+}
+
+function since(epoch: number): string {
+  return `since ${new Date(epoch).toISOString()} (${formatMs(Math.max(0, Date.now() - epoch))} ago)`;
+}

@@ -1,0 +1,109 @@
+import { stallError, Watchdog } from './watchdog.ts';
+
+/**
+ * What a one-node driver keeps to give up on its command connection when it stops answering, and
+ * to tell that connection's calls from the next one's:
+ *
+ * - every command goes through `call()`, which the Watchdog counts;
+ * - a connection that drops by itself, or that the driver abandons after `commandTimeout` without
+ *   a reply, starts a new generation: replies and errors of the old one no longer count, and the
+ *   calls abandoned fail with the stall error (a RedisUnavailableError once the runner wraps it);
+ * - a user's own client cannot be abandoned (it is theirs): its calls race a shared stall signal
+ *   instead, which rejects them all at once;
+ * - once a new connection is ready, `identify()` reads the server's run_id and client id. A run_id
+ *   that changed means the server restarted, and with it the data may be gone; an unchanged one
+ *   lets the driver CLIENT KILL the connections it abandoned, so that a command still buffered on
+ *   one (a stalled server runs it when it wakes up) can never run after the give-backs that follow.
+ */
+export class Recovery {
+  readonly dog: Watchdog;
+  /** Bumped whenever the command connection is gone (dropped or abandoned). */
+  generation = 0;
+  /** The generation abandoned last, and why: its calls fail with that reason. */
+  #abandoned = -1;
+  #reason: Error | undefined;
+  /** For a user's client: rejected (and replaced) when the connection is abandoned. */
+  #signal: Promise<never>;
+  #reject: (error: Error) => void = () => {};
+  /** Client ids of abandoned connections of this server run, to kill once a new one is ready. */
+  #abandonedIds: number[] = [];
+  #clientId: number | undefined;
+  #runId: string | undefined;
+
+  constructor(limit: number, onStall: (waited: number) => void) {
+    this.dog = new Watchdog(limit, onStall);
+    this.#signal = this.#newSignal();
+  }
+
+  get limit(): number {
+    return this.dog.limit;
+  }
+
+  /**
+   * Sends one command through the watchdog. `race`: the connection is a user's, which cannot be
+   * abandoned; the call settles when it is given up on all the same.
+   */
+  async call<T>(send: () => Promise<T>, race = false): Promise<T> {
+    const generation = this.generation;
+    this.dog.sent();
+    try {
+      return await (race ? Promise.race([send(), this.#signal]) : send());
+    } catch (error) {
+      throw generation === this.#abandoned && this.#reason !== undefined ? this.#reason : error;
+    } finally {
+      if (generation === this.generation) this.dog.answered();
+    }
+  }
+
+  /** The connection dropped by itself: what was outstanding fails on its own. */
+  dropped(): void {
+    this.generation += 1;
+    this.dog.clear();
+  }
+
+  /** The connection is given up on after `waited` ms without a reply: returns the calls' error. */
+  abandon(waited: number): Error {
+    const error = stallError(waited, this.limit);
+    this.#abandoned = this.generation;
+    this.#reason = error;
+    this.generation += 1;
+    this.dog.clear();
+    if (this.#clientId !== undefined) this.#abandonedIds.push(this.#clientId);
+    this.#clientId = undefined;
+    this.#reject(error);
+    this.#signal = this.#newSignal();
+    return error;
+  }
+
+  /**
+   * Run on a new connection before anything else: CLIENT ID and the server's run_id, then
+   * CLIENT KILL of the abandoned connections when the server is the same run (ids restart with
+   * a new run and would name strangers). Resolves true when the server restarted since the last
+   * connection (its data may be gone). Best effort: a server or ACL that refuses INFO or CLIENT
+   * KILL only loses these refinements.
+   */
+  async identify(send: (args: string[]) => Promise<unknown>): Promise<boolean> {
+    const [id, info] = await Promise.all([
+      send(['CLIENT', 'ID']).catch(() => undefined),
+      send(['INFO', 'server']).catch(() => undefined),
+    ]);
+    const runId = /run_id:(\w+)/.exec(String(info ?? ''))?.[1];
+    const previous = this.#runId;
+    this.#runId = runId ?? previous;
+    this.#clientId = typeof id === 'number' ? id : undefined;
+    const restarted = previous !== undefined && runId !== undefined && runId !== previous;
+    const stale = this.#abandonedIds.splice(0);
+    if (!restarted && runId !== undefined) {
+      for (const old of stale) void send(['CLIENT', 'KILL', 'ID', String(old)]).catch(() => {});
+    }
+    return restarted;
+  }
+
+  #newSignal(): Promise<never> {
+    const signal = new Promise<never>((_, reject) => {
+      this.#reject = reject;
+    });
+    signal.catch(() => {});
+    return signal;
+  }
+}

@@ -1,0 +1,24 @@
+import { keyFor } from '../base/keys.ts';
+
+/**
+ * A primitive's keys, written once: each role's suffix after `<prefix>:{<name>}` ('' for the bare
+ * key). The spec builds its keys from it; inspection, the command line and the tests read it. All
+ * keys of a name share the hash tag `{name}`, so each script runs on one Cluster slot.
+ */
+export interface Layout<R extends string> {
+  readonly suffixes: Readonly<Record<R, string>>;
+  keys(prefix: string, name: string): Record<R, string>;
+}
+
+/** The layout of a primitive whose roles have these suffixes. */
+export function layout<R extends string>(suffixes: Record<R, string>): Layout<R> {
+  const roles = Object.keys(suffixes) as R[];
+  return {
+    suffixes,
+    keys: (prefix, name) => {
+      const keys = {} as Record<R, string>;
+      for (const role of roles) keys[role] = keyFor(prefix, name, suffixes[role]);
+      return keys;
+    },
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * What the lock-shaped properties share: the option spaces of waiting and one-attempt calls, and
+ * the check of a refused call.
+ */
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import type { Lease } from '../../../src/index.ts';
+import * as space from './space.ts';
+import { assertInputError, settle } from './space.ts';
+import type { World } from './world.ts';
+
+export const waitOptions = {
+  timeout: space.timeout,
+  ttl: space.ttl,
+  owner: space.owner,
+  signal: space.signal,
+};
+export const onceOptions = { ttl: space.ttl, owner: space.owner };
+/** Options a one-attempt call does not take: passing them is an unknown option, not a silent no-op. */
+const notForOnce = { timeout: space.timeout, signal: space.signal };
+
+/** Options for a one-attempt call: its own, and sometimes a waiting-only one (which is then bad). */
+export const onceOptionsArb = fc.oneof(
+  { weight: 3, arbitrary: space.optionsOf(onceOptions) },
+  space.optionsOf({ ...onceOptions, ...notForOnce }).map((o) => ({
+    ...o,
+    bad: [...o.bad, ...Object.keys(o.chosen).filter((k) => k in notForOnce)],
+  })),
+);
+
+/** Bad input: the documented TypeError, and not a single key written. */
+export async function expectRefused(
+  world: World,
+  o: { bad: string[] },
+  what: string,
+  call: () => unknown,
+): Promise<void> {
+  const before = (await world.keys()).map(({ key }) => key).sort();
+  const outcome = await settle(async () => call());
+  if (outcome.ok) {
+    if (outcome.value !== undefined && typeof (outcome.value as Lease).release === 'function') {
+      await (outcome.value as Lease).release();
+    }
+    assert.fail(`${what}: accepted bad ${o.bad.join(', ')}`);
+  }
+  assertInputError(outcome.error, o.bad, what);
+  const after = (await world.keys()).map(({ key }) => key).sort();
+  assert.deepEqual(after, before, `${what}: bad input wrote keys`);
+}

@@ -1,0 +1,226 @@
+// The calls test/integration/memory-scripts.test.ts runs on a real Redis and on the memory
+// backend: every script of src/scripts/ with its keys (suffixes of the run's prefix) and
+// arguments, plain commands from another program in between, and inline Lua that pins Redis's
+// conventions.
+import { scriptSource } from '../../src/scripts/index.ts';
+
+/**
+ * A script of src/scripts (by name) or inline Lua, with KEYS as suffixes of the run's prefix, run
+ * on the tracked connection; or a plain command, run on another connection (another program).
+ */
+export type Step = { script: string; source: string; keys: string[]; args: string[] } | { command: string[] };
+
+const s = (script: string, keys: string[], ...args: (string | number)[]): Step => ({
+  script,
+  source: scriptSource(script),
+  keys,
+  args: args.map(String),
+});
+const lua = (source: string, ...keys: string[]): Step => ({ script: 'inline', source, keys, args: [] });
+const c = (...args: (string | number)[]): Step => ({ command: args.map(String) });
+
+const TTL = 10_000;
+const mutex = ['m', 'm:fence'];
+const sem = ['sem', 'sem:fence', 'sem:released'];
+const rw = ['rw:writer', 'rw:readers', 'rw:waiting', 'rw:fence', 'rw:released'];
+const fair = (token: string) => [
+  'fair',
+  'fair:queue',
+  'fair:deadlines',
+  'fair:arrivals',
+  'fair:fence',
+  `turn:${token}`,
+];
+const fairOut = ['fair', 'fair:queue', 'fair:deadlines'];
+const el = ['el', 'el:fence', 'el:log'];
+const multi = ['ma', 'ma:fence', 'mb', 'mb:fence', 'mc', 'mc:fence'];
+
+/** Turn-key prefixes are ARGV: `@` stands for the run's prefix. */
+export const steps: Step[] = [
+  // mutex: acquire, busy, extend, takeover, release; the fence above a counter set ahead
+  s('acquire', mutex, 'o1', TTL),
+  c('PTTL', 'm:fence'),
+  s('acquire', mutex, 'o2', TTL),
+  s('extend', ['m'], 'o1', TTL),
+  s('extend', ['m'], 'o2', TTL),
+  s('force', mutex, 'o2', TTL),
+  s('release', ['m'], 'o1'),
+  s('release', ['m'], 'o2'),
+  s('release', ['m'], 'o2'),
+  c('SET', 'm:fence', '5000000000000000'),
+  s('acquire', mutex, 'o3', TTL),
+  c('GET', 'm:fence'),
+  s('force', mutex, 'o4', TTL),
+  c('SET', 'm', 'o4'),
+  s('extend', ['m'], 'o4', TTL),
+  c('PTTL', 'm'),
+  // quorum mode
+  s('extend', ['m'], 'o4', TTL),
+  s('extend', ['m'], 'o5', TTL),
+  c('DEL', 'm'),
+  s('extend', ['m'], 'o4', TTL),
+  s('quorum-restore', mutex, 'o4', TTL, '6000000000000000'),
+  s('quorum-restore', mutex, 'o5', TTL, '7000000000000000'),
+  c('GET', 'm:fence'),
+  s('fence-raise', mutex, 'o4', '5'),
+  s('fence-raise', mutex, 'o5', '8000000000000000'),
+  c('GET', 'm:fence'),
+  c('PTTL', 'm:fence'),
+  // a counter whose expiry time has come is re-seeded from the server's clock, with a new expiry
+  c('PEXPIREAT', 'm:fence', 1),
+  c('EXISTS', 'm:fence'),
+  s('force', mutex, 'o6', TTL),
+  c('PTTL', 'm:fence'),
+  c('SET', 'm:fence', '7', 'PXAT', 1),
+  c('EXISTS', 'm:fence'),
+  s('inspect-mutex', mutex, 10),
+  s(
+    'canary',
+    [
+      'canary:declared',
+      ...['get', 'pttl', 'exists', 'hget', 'zrange', 'xrange', 'xrevrange'].map((r) => `canary:${r}`),
+    ],
+    TTL,
+  ),
+  // multiLock: granted (one fence per name), blocked by a plain holder, the fence above a counter
+  s('multi-acquire', multi, 'x1', TTL),
+  s('multi-acquire', multi, 'x2', TTL),
+  s('release', ['ma'], 'x1'),
+  s('acquire', ['mb', 'mb:fence'], 'x3', TTL),
+  s('multi-acquire', multi, 'x2', TTL),
+  c('EXISTS', 'ma'),
+  s('release', ['mb'], 'x1'),
+  s('release', ['mb'], 'x3'),
+  s('release', ['mc'], 'x1'),
+  c('SET', 'mc:fence', '5000000000000000'),
+  s('multi-acquire', multi, 'x4', TTL),
+  c('PTTL', 'mb'),
+  // semaphore
+  s('semaphore-acquire', sem, 't1', 2, 3, TTL),
+  s('semaphore-acquire', sem, 't2', 2, 3, TTL),
+  s('semaphore-count', ['sem']),
+  s('semaphore-extend', ['sem'], 't1', 2, TTL),
+  s('semaphore-extend', ['sem'], 't2', 2, TTL),
+  s('semaphore-release', ['sem', 'sem:released'], 't1', 2),
+  s('semaphore-release', ['sem', 'sem:released'], 't1', 2),
+  s('semaphore-count', ['sem']),
+  c('EXISTS', 'sem'),
+  c('GET', 'sem:released'),
+  c('PTTL', 'sem:released'),
+  c('PTTL', 'sem:fence'),
+  s('inspect-semaphore', ['sem', 'sem:fence'], 10),
+  c('ZADD', 'sem', 1, 'old:1'),
+  s('semaphore-acquire', sem, 't3', 3, 3, TTL),
+  c('GET', 'sem:released'),
+  // read-write lock
+  s('rwlock-read', rw, 'r1', TTL),
+  s('rwlock-write', rw, 'w1', TTL, '1'),
+  s('rwlock-read', rw, 'r2', TTL),
+  s('rwlock-withdraw', ['rw:waiting'], 'w1'),
+  s('rwlock-read', rw, 'r2', TTL),
+  s('rwlock-read-extend', ['rw:readers'], 'r1', TTL),
+  s('rwlock-read-extend', ['rw:readers'], 'nobody', TTL),
+  s('rwlock-read-release', ['rw:readers', 'rw:released'], 'r1'),
+  s('rwlock-read-release', ['rw:readers', 'rw:released'], 'r1'),
+  s('rwlock-write', rw, 'w2', TTL, '0'),
+  s('rwlock-read-release', ['rw:readers', 'rw:released'], 'r2'),
+  s('rwlock-write', rw, 'w2', TTL, '0'),
+  s('inspect-rwlock', ['rw:writer', 'rw:readers', 'rw:waiting', 'rw:fence'], 10),
+  s('rwlock-read', rw, 'r3', TTL),
+  s('extend', ['rw:writer'], 'w2', TTL),
+  s('release', ['rw:writer'], 'w2'),
+  c('ZCARD', 'rw:waiting'),
+  c('ZADD', 'rw:readers', 1, 'old'),
+  s('rwlock-write', rw, 'w3', TTL, '1'),
+  c('GET', 'rw:released'),
+  c('PTTL', 'rw:released'),
+  c('PTTL', 'rw:fence'),
+  c('ZADD', 'rw:readers', 1, 'old'),
+  s('rwlock-read-extend', ['rw:readers'], 'old', TTL),
+  // fair lock
+  s('fair-acquire', fair('f1'), 'f1', TTL, TTL, '@turn:', '1'),
+  s('fair-acquire', fair('f2'), 'f2', TTL, TTL, '@turn:', '1'),
+  s('fair-acquire', fair('f3'), 'f3', TTL, TTL, '@turn:', '1'),
+  s('fair-acquire', fair('f4'), 'f4', TTL, TTL, '@turn:', '0'),
+  s('inspect-fair', ['fair', 'fair:fence', 'fair:queue', 'fair:deadlines'], 10),
+  s('fair-withdraw', [...fairOut, 'turn:f3'], 'f3', '@turn:'),
+  s('fair-release', fairOut, 'f1', '@turn:'),
+  c('GET', 'turn:f2'),
+  s('fair-release', fairOut, 'f1', '@turn:'),
+  s('fair-acquire', fair('f2'), 'f2', TTL, TTL, '@turn:', '1'),
+  s('fair-release', fairOut, 'f2', '@turn:'),
+  s('fair-withdraw', [...fairOut, 'turn:f9'], 'f9', '@turn:'),
+  c('ZCARD', 'fair:queue'),
+  s('fair-acquire', fair('f5'), 'f5', TTL, TTL, '@turn:', '1'),
+  s('fair-acquire', fair('f6'), 'f6', TTL, TTL, '@turn:', '1'),
+  s('fair-acquire', fair('f7'), 'f7', TTL, TTL, '@turn:', '1'),
+  c('DEL', 'fair'),
+  s('fair-withdraw', [...fairOut, 'turn:f6'], 'f6', '@turn:'),
+  c('GET', 'turn:f7'),
+  s('fair-withdraw', [...fairOut, 'turn:f7'], 'f7', '@turn:'),
+  c('SET', 'fair', 'ghost', 'PX', TTL),
+  s('fair-acquire', fair('f8'), 'f8', TTL, TTL, '@turn:', '1'),
+  c('ZADD', 'fair:queue', 0, 'dead'),
+  c('ZADD', 'fair:deadlines', 1, 'dead'),
+  c('DEL', 'fair'),
+  s('fair-acquire', fair('f9'), 'f9', TTL, TTL, '@turn:', '1'),
+  c('GET', 'turn:f8'),
+  s('fair-acquire', fair('f8'), 'f8', TTL, TTL, '@turn:', '1'),
+  c('ZRANGE', 'fair:queue', 0, -1),
+  c('PTTL', 'fair:arrivals'),
+  c('PTTL', 'fair:fence'),
+  // election
+  s('election-campaign', el, 'c1', 'a', TTL, 1000),
+  s('election-campaign', el, 'c2', 'b', TTL, 1000),
+  s('inspect-election', ['el', 'el:fence'], 10),
+  s('election-observe', ['el', 'el:log'], '', 100, 1000),
+  s('election-proclaim', ['el', 'el:log'], 'c1', 'a2', 1000),
+  s('election-proclaim', ['el', 'el:log'], 'c2', 'b2', 1000),
+  s('election-extend', ['el', 'el:log'], 'c1', TTL),
+  s('election-extend', ['el', 'el:log'], 'c2', TTL),
+  c('HMGET', 'el', 'value', 'fence', 'logexpiry'),
+  c('PTTL', 'el:log'),
+  c('PTTL', 'el:fence'),
+  s('election-resign', ['el', 'el:log'], 'c1', 1000),
+  s('election-resign', ['el', 'el:log'], 'c1', 1000),
+  s('election-campaign', el, 'c2', 'b', TTL, 1000),
+  c('DEL', 'el'),
+  s('election-observe', ['el', 'el:log'], '0-0', 100, 1000),
+  s('election-observe', ['el', 'el:log'], '0-0', 2, 1000),
+  c('PTTL', 'el:log'),
+  s('election-observe', ['el', 'el:log'], '99999999999999-0', 2, 1000),
+  // quorum fencing
+  s('fence-raise', ['q', 'q:fence'], 'o', '42'),
+  c('SET', 'q', 'o'),
+  s('fence-raise', ['q', 'q:fence'], 'o', '7'),
+  c('GET', 'q:fence'),
+  c('PTTL', 'q:fence'),
+  // Redis's Lua conventions: reply and argument conversions, status and error replies, globals
+  lua("return {1.9, -1.9, true, false, 'a', nil, 'after nil'}"),
+  lua("return redis.call('SET', KEYS[1], 10 / 2) and redis.call('GET', KEYS[1])", 'n'),
+  lua(
+    "return {type(redis.call('SET', KEYS[1], 'v')), type(redis.call('GET', KEYS[2])), redis.call('SET', KEYS[1], 'w', 'NX')}",
+    'n',
+    'none',
+  ),
+  lua(
+    "return {redis.call('INCR', KEYS[1]) .. '', tostring(2 ^ 53), string.format('%d', 7), redis.call('HSET', KEYS[2], 'f', 1.5)}",
+    'count',
+    'h',
+  ),
+  lua("return redis.call('HGET', KEYS[1], 'f')", 'h'),
+  lua(
+    "return {redis.call('ZADD', KEYS[1], 1.25, 'a'), redis.call('ZSCORE', KEYS[1], 'a'), redis.call('TYPE', KEYS[1])}",
+    'z',
+  ),
+  lua("return redis.call('TYPE', KEYS[1])", 'z'),
+  lua("return redis.status_reply('FINE')"),
+  lua("return redis.error_reply('MY failure')"),
+  lua("return {1, redis.pcall('SET', KEYS[1], 'v', 'BOGUS')}", 'n'),
+  lua("return redis.pcall('GET', KEYS[1])['err']", 'h'),
+  lua("return redis.call('SET', KEYS[1], 'v', 'BOGUS')", 'n'),
+  lua('return nothing'),
+  lua('created = 1'),
+  lua('return +'),
+  lua("return unpack({'one', 'two'})"),
+];

@@ -1,0 +1,148 @@
+// The least privileges leasehold needs (issue 22, item 7): the ACL line of docs/security.md, read
+// from the page itself, runs every primitive with pushes, inspection and the CLI; a user without
+// one command gets an error naming it (library: RedisCommandError; CLI: exit 77), and a user
+// without CLIENT TRACKING falls back to polling and says so.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { Leasehold, NotificationsError, RedisCommandError } from '../../src/index.ts';
+import { leasehold } from '../harness/cli.ts';
+import { exercise } from '../harness/exercise.ts';
+import { mode, testDriver, testNotifications, useRedis } from '../harness/leasehold.ts';
+import { command } from '../harness/resp.ts';
+
+/** The `ACL SETUSER leasehold ...` line of docs/security.md, as arguments. */
+function documentedRule(): string[] {
+  const page = readFileSync(new URL('../../docs/security.md', import.meta.url), 'utf8');
+  const line = page.split('\n').find((l) => l.startsWith('ACL SETUSER leasehold '));
+  assert.ok(line, 'docs/security.md has the ACL SETUSER line');
+  return line.split(' ').slice(2);
+}
+
+const PASSWORD = 'acl-SECRET-pw';
+/** The documented rule for user `name`, its password replaced, `edit` applied. */
+function userRule(name: string, edit: (rules: string[]) => string[] = (r) => r): string[] {
+  const [, ...rules] = documentedRule();
+  const withPassword = rules.map((r) => (r.startsWith('>') ? `>${PASSWORD}` : r));
+  return ['ACL', 'SETUSER', name, ...edit(withPassword)];
+}
+const without = (command: string) => (rules: string[]) => rules.filter((r) => r !== `+${command}`);
+
+const redis = useRedis({
+  prepare: async (server) => {
+    await command(server.port, userRule('leasehold'));
+    await command(server.port, userRule('noevalsha', without('evalsha')));
+    await command(server.port, userRule('nozadd', without('zadd')));
+    await command(server.port, userRule('notracking', without('client|tracking')));
+    await command(
+      server.port,
+      userRule('otherkeys', (rules) => rules.map((r) => (r === '~leasehold:*' ? '~other:*' : r))),
+    );
+  },
+});
+
+const url = (user: string) => `redis://${user}:${PASSWORD}@127.0.0.1:${redis.server.port}`;
+/** The documented prefix: the rule's key pattern is `~leasehold:*`. */
+const connect = (user: string, notifications: 'auto' | 'tracking' | 'polling' = testNotifications) =>
+  Leasehold.connect({ url: url(user), driver: testDriver, notifications, retryDelay: 20 });
+const cli = (user: string, args: string[], until?: string) =>
+  leasehold([...args, '--redis', url(user), '--driver', testDriver], until === undefined ? {} : { until });
+
+describe(`least-privilege ACL users (${mode})`, () => {
+  test('the user of docs/security.md: every primitive, contention, pushes, inspection', async () => {
+    const [a, b] = await Promise.all([connect('leasehold'), connect('leasehold')]);
+    try {
+      assert.equal(a.notifications, testNotifications);
+      await exercise(a, b);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  test('the same user runs the CLI: status, top, watch, doctor, release --force', async () => {
+    const lh = await connect('leasehold');
+    const lease = await lh.acquire('cli-job', { owner: 'acl-holder', ttl: 30_000 });
+    try {
+      const status = await cli('leasehold', ['status', 'cli-job']);
+      assert.equal(status.code, 0, status.stderr);
+      assert.match(status.stdout, /holder +acl-holder: fencing token/);
+      assert.match(status.stdout, /notify +tracking/);
+      const top = await cli('leasehold', ['top', 'cli-', '--json'], '"event":"ready"');
+      assert.match(top.stdout, /"event":"ready","mode":"tracking","names":1/);
+      const watch = await cli('leasehold', ['watch', 'cli-job', '--json'], '"event":"held"');
+      assert.match(watch.stdout, /"owner":"acl-holder"/);
+      const doctor = await cli('leasehold', ['doctor', '--json']);
+      assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr);
+      const release = await cli('leasehold', ['release', '--force', 'cli-job']);
+      assert.equal(release.code, 0, release.stderr);
+      assert.equal(await lease.release(), false, 'the force-release took it');
+      for (const out of [status, top, watch, doctor, release]) {
+        assert.doesNotMatch(out.stdout + out.stderr, /SECRET/);
+      }
+    } finally {
+      await lh.close();
+    }
+  });
+
+  test('without EVALSHA: RedisCommandError and CLI exit 77, each naming it', async () => {
+    const lh = await connect('noevalsha', 'auto');
+    try {
+      const error = await lh.acquire('job', { timeout: 1_000 }).catch((e: unknown) => e);
+      assert.ok(error instanceof RedisCommandError, String(error));
+      assert.match(error.message, /'evalsha' command/);
+      assert.match(error.message, /lacks \+evalsha; docs\/security\.md/);
+    } finally {
+      await lh.close();
+    }
+    const status = await cli('noevalsha', ['status', 'job']);
+    assert.equal(status.code, 77, status.stderr);
+    assert.match(status.stderr, /'evalsha' command .*https:\/\/\S+\/docs\/security\.md/);
+    assert.doesNotMatch(status.stderr, /SECRET/);
+  });
+
+  test('without a command a script calls (ZADD): the error names it, even on Redis 7.0', async () => {
+    const lh = await connect('nozadd', 'auto');
+    try {
+      const error = await lh
+        .semaphore('uploads', { limit: 2 })
+        .acquire({ timeout: 1_000 })
+        .catch((e: unknown) => e);
+      assert.ok(error instanceof RedisCommandError, String(error));
+      assert.match(error.message, /lacks \+zadd/);
+    } finally {
+      await lh.close();
+    }
+  });
+
+  test('keys outside the user patterns: the error says which patterns must cover', async () => {
+    const lh = await connect('otherkeys', 'auto');
+    try {
+      const error = await lh.acquire('job', { timeout: 1_000 }).catch((e: unknown) => e);
+      assert.ok(error instanceof RedisCommandError, String(error));
+      assert.match(error.message, /key and channel patterns must cover leasehold's keys/);
+    } finally {
+      await lh.close();
+    }
+  });
+
+  test('without CLIENT TRACKING: polling, and every tool says why', async () => {
+    const lh = await connect('notracking', 'auto');
+    const other = await connect('notracking', 'auto');
+    try {
+      assert.equal(lh.notifications, 'polling');
+      assert.match(lh.stats.notificationsReason ?? '', /CLIENT TRACKING refused: NOPERM/);
+      await exercise(lh, other);
+    } finally {
+      await Promise.all([lh.close(), other.close()]);
+    }
+    const refused = await connect('notracking', 'tracking').catch((e: unknown) => e);
+    assert.ok(refused instanceof NotificationsError, String(refused));
+    assert.match(refused.message, /CLIENT TRACKING refused/);
+
+    const status = await cli('notracking', ['status', 'job']);
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, /notify +polling \(CLIENT TRACKING refused: NOPERM/);
+    const watch = await cli('notracking', ['watch', 'job'], 'polling every');
+    assert.match(watch.stdout, /polling every 1000 ms: CLIENT TRACKING refused: NOPERM/);
+  });
+});
