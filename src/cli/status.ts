@@ -3,7 +3,7 @@ import type { TrackingProof } from '../driver/types.ts';
 import { Inspector } from '../inspect/inspector.ts';
 import { keysOf, PRIMITIVES, type Primitive } from '../inspect/layout.ts';
 import type { Holder, Inspection, Waiter } from '../primitives/inspection.ts';
-import { REGISTRY } from '../primitives/registry.ts';
+import { REGISTRY, stateOf } from '../primitives/registry.ts';
 import {
   connection,
   connectionHelp,
@@ -157,27 +157,6 @@ function describeEntry(e: StatusEntry): string[] {
     });
   }
   return lines;
-}
-
-function stateOf(e: StatusEntry): string {
-  const holders = e.holders;
-  switch (e.primitive) {
-    case 'semaphore': {
-      const used = e.permitsInUse ?? 0;
-      return used === 0
-        ? 'free: no permit in use'
-        : `held: ${used} permit${used === 1 ? '' : 's'} in use by ${holders.length} holder${holders.length === 1 ? '' : 's'}`;
-    }
-    case 'rwlock': {
-      const readers = holders.filter((h) => h.role === 'reader').length;
-      if (holders.some((h) => h.role === 'writer')) return 'write-locked (one writer)';
-      return readers > 0 ? `read-locked by ${readers} reader${readers === 1 ? '' : 's'}` : 'free';
-    }
-    case 'election':
-      return holders.length > 0 ? 'a leader holds the term' : 'no leader';
-    default:
-      return holders.length > 0 ? 'held' : 'free';
-  }
 }
 
 function label(h: Holder): string {

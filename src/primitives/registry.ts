@@ -1,7 +1,7 @@
 import type { Primitive } from '../options/inspect.ts';
 import { electionInspection, electionLayout } from './election.ts';
 import { fairInspection, fairLayout } from './fair.ts';
-import type { InspectionSpec } from './inspection.ts';
+import type { Inspection, InspectionSpec } from './inspection.ts';
 import type { Layout } from './layout.ts';
 import { mutexInspection, mutexLayout } from './mutex.ts';
 import { rwInspection, rwLayout } from './rwlock.ts';
@@ -18,7 +18,19 @@ export interface PrimitiveEntry {
     readonly fencing: string;
     /** Where its waiters are when Redis does not record them (Inspection.waiters undefined). */
     readonly localWaiters?: string;
+    /** Its state in a few words; by default 'held' with a holder, else 'free'. */
+    readonly state?: (inspection: Inspection) => string;
   };
+}
+
+/** `count` `noun`s, with the plural `s` when count is not 1. */
+const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
+/** How `leasehold status` words a primitive's state: its entry's own words, else held or free. */
+export function stateOf(inspection: Inspection): string {
+  const own = REGISTRY[inspection.primitive].describe.state;
+  if (own !== undefined) return own(inspection);
+  return inspection.holders.length > 0 ? 'held' : 'free';
 }
 
 /**
@@ -43,6 +55,10 @@ export const REGISTRY: Readonly<Record<Primitive, PrimitiveEntry>> = {
       title: 'semaphore',
       fencing: 'last token issued; Redis does not record which permit got which',
       localWaiters: 'not recorded in Redis for a semaphore (each waits in its own process)',
+      state: ({ permitsInUse = 0, holders }) =>
+        permitsInUse === 0
+          ? 'free: no permit in use'
+          : `held: ${count(permitsInUse, 'permit')} in use by ${count(holders.length, 'holder')}`,
     },
   },
   rwlock: {
@@ -51,6 +67,11 @@ export const REGISTRY: Readonly<Record<Primitive, PrimitiveEntry>> = {
     describe: {
       title: 'read-write lock',
       fencing: "last token issued; a writer's is listed with it, Redis does not record readers'",
+      state: ({ holders }) => {
+        if (holders.some((h) => h.role === 'writer')) return 'write-locked (one writer)';
+        const readers = holders.filter((h) => h.role === 'reader').length;
+        return readers > 0 ? `read-locked by ${count(readers, 'reader')}` : 'free';
+      },
     },
   },
   fair: {
@@ -65,6 +86,7 @@ export const REGISTRY: Readonly<Record<Primitive, PrimitiveEntry>> = {
       title: 'election',
       fencing: "last term's token issued",
       localWaiters: 'candidates are not recorded in Redis (each campaigns from its own process)',
+      state: ({ holders }) => (holders.length > 0 ? 'a leader holds the term' : 'no leader'),
     },
   },
 };
