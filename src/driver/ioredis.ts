@@ -296,12 +296,17 @@ export class IoredisDriver implements Driver {
   }
 
   /** Every command on the command connection: watched, and raced when the client is a user's. */
-  async #command(cmd: Redis, args: readonly string[]): Promise<unknown> {
-    if (cmd.status !== 'ready') throw new NotSentError();
+  #command(cmd: Redis, args: readonly string[]): Promise<unknown> {
+    if (cmd.status !== 'ready') return Promise.reject(new NotSentError());
     const [name, ...rest] = args;
-    const reply = await this.#recovery.call(() => cmd.call(name!, ...rest), !this.#own);
+    const sent = this.#recovery.call(() => cmd.call(name!, ...rest), !this.#own);
+    // Only a user's client is ever suspect (ours are abandoned instead): no extra turn for ours.
+    return this.#own ? sent : sent.then((reply) => this.#answeredAgain(reply));
+  }
+
+  /** The user's client answers again after we gave up on it: arm and verify afresh. */
+  #answeredAgain<T>(reply: T): T {
     if (this.#suspect) {
-      // The user's client answers again after we gave up on it: arm and verify afresh.
       this.#suspect = false;
       this.#armed = false;
       void this.#arm();

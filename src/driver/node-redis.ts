@@ -301,11 +301,16 @@ export class NodeRedisDriver implements Driver {
   }
 
   /** Every command on the command connection: watched, and raced when the client is a user's. */
-  async #command(cmd: Client, args: readonly string[]): Promise<unknown> {
-    if (!cmd.isReady) throw new NotSentError();
-    const reply = await this.#recovery.call(() => cmd.sendCommand([...args]), !this.#own);
+  #command(cmd: Client, args: readonly string[]): Promise<unknown> {
+    if (!cmd.isReady) return Promise.reject(new NotSentError());
+    const sent = this.#recovery.call(() => cmd.sendCommand([...args]), !this.#own);
+    // Only a user's client is ever suspect (ours are abandoned instead): no extra turn for ours.
+    return this.#own ? sent : sent.then((reply) => this.#answeredAgain(reply));
+  }
+
+  /** The user's client answers again after we gave up on it: arm and verify afresh. */
+  #answeredAgain<T>(reply: T): T {
     if (this.#suspect) {
-      // The user's client answers again after we gave up on it: arm and verify afresh.
       this.#suspect = false;
       void (this.#tracking ? this.#armRedirect() : this.#armWith(undefined));
     }

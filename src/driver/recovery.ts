@@ -43,16 +43,27 @@ export class Recovery {
    * Sends one command through the watchdog. `race`: the connection is a user's, which cannot be
    * abandoned; the call settles when it is given up on all the same.
    */
-  async call<T>(send: () => Promise<T>, race = false): Promise<T> {
+  call<T>(send: () => Promise<T>, race = false): Promise<T> {
+    // Written with one then() instead of async/await: every command of every lease passes here,
+    // and the await's extra promises and turns showed in throughput at 64 calls in flight.
     const generation = this.generation;
     this.dog.sent();
+    let sent: Promise<T>;
     try {
-      return await (race ? Promise.race([send(), this.#signal]) : send());
+      sent = race ? Promise.race([send(), this.#signal]) : send();
     } catch (error) {
-      throw generation === this.#abandoned && this.#reason !== undefined ? this.#reason : error;
-    } finally {
-      if (generation === this.generation) this.dog.answered();
+      sent = Promise.reject(error);
     }
+    return sent.then(
+      (reply) => {
+        if (generation === this.generation) this.dog.answered();
+        return reply;
+      },
+      (error: unknown) => {
+        if (generation === this.generation) this.dog.answered();
+        throw generation === this.#abandoned && this.#reason !== undefined ? this.#reason : error;
+      },
+    );
   }
 
   /** The connection dropped by itself: what was outstanding fails on its own. */

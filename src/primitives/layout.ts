@@ -13,11 +13,14 @@ export interface Layout<R extends string> {
 /** The layout of a primitive whose roles have these suffixes. */
 export function layout<R extends string>(suffixes: Record<R, string>): Layout<R> {
   const roles = Object.keys(suffixes) as R[];
+  // Every acquisition builds its keys: the bare key once, each suffix appended to it.
+  const tails = roles.map((role) => [role, keyFor('', '', suffixes[role]).slice(':{}'.length)] as const);
   return {
     suffixes,
     keys: (prefix, name) => {
+      const bare = keyFor(prefix, name);
       const keys = {} as Record<R, string>;
-      for (const role of roles) keys[role] = keyFor(prefix, name, suffixes[role]);
+      for (const [role, tail] of tails) keys[role] = bare + tail;
       return keys;
     },
   };

@@ -20,10 +20,11 @@ export interface MutexKeys {
 }
 
 /** The keys of mutex `name` (a multiLock takes the very same ones). */
-export const mutexKeys = (prefix: string, name: string): MutexKeys => ({
-  name,
-  ...mutexLayout.keys(prefix, name),
-});
+export const mutexKeys = (prefix: string, name: string): MutexKeys => {
+  const keys = mutexLayout.keys(prefix, name) as MutexKeys;
+  keys.name = name;
+  return keys;
+};
 
 /** A mutex as inspection reads it: `{now, value, pttl, fence}`. */
 export const mutexInspection: InspectionSpec<'lock' | 'fence'> = {
