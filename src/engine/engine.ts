@@ -61,7 +61,7 @@ export class Engine {
       name,
       spec.waiting(keys, request, stored),
       options,
-      () => this.#attempt(spec, name, request, options.ttl, stored || this.#stamp(options.owner), join),
+      () => this.#attempt(spec, name, request, options.ttl, stored || this.#stamp(options.owner), join, keys),
       withdraw,
     );
   }
@@ -181,9 +181,10 @@ export class Engine {
     ttl: number,
     stored: string,
     join: boolean,
+    // A waiter's keys, built once for all its attempts.
+    keys: K = spec.keys(this.#ctx.prefix, name, request),
   ): Promise<Attempt<Lease>> {
     const runner = this.#runnerFor(spec);
-    const keys = spec.keys(this.#ctx.prefix, name, request);
     const how = spec.acquire(keys, stored, ttl, request, join);
     const sentAt = monotonic();
     let grant: Grant;

@@ -8,15 +8,18 @@ import { keyFor } from '../base/keys.ts';
 export interface Layout<R extends string> {
   readonly suffixes: Readonly<Record<R, string>>;
   keys(prefix: string, name: string): Record<R, string>;
+  /** What role `role`'s key adds after the bare key `<prefix>:{<name>}` ('' or `:<suffix>`). */
+  tail(role: R): string;
 }
 
 /** The layout of a primitive whose roles have these suffixes. */
 export function layout<R extends string>(suffixes: Record<R, string>): Layout<R> {
-  const roles = Object.keys(suffixes) as R[];
+  const tail = (role: R): string => keyFor('', '', suffixes[role]).slice(':{}'.length);
   // Every acquisition builds its keys: the bare key once, each suffix appended to it.
-  const tails = roles.map((role) => [role, keyFor('', '', suffixes[role]).slice(':{}'.length)] as const);
+  const tails = (Object.keys(suffixes) as R[]).map((role) => [role, tail(role)] as const);
   return {
     suffixes,
+    tail,
     keys: (prefix, name) => {
       const bare = keyFor(prefix, name);
       const keys = {} as Record<R, string>;

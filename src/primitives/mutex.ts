@@ -1,3 +1,4 @@
+import { keyFor } from '../base/keys.ts';
 import { optionalText } from '../base/replies.ts';
 import type { ScriptCall } from '../driver/types.ts';
 import type { Holding } from '../engine/held.ts';
@@ -20,10 +21,12 @@ export interface MutexKeys {
 }
 
 /** The keys of mutex `name` (a multiLock takes the very same ones). */
+// Built on every acquisition, extension and release of every mutex and multiLock: one object
+// literal of a fixed shape rather than the layout's generic loop.
+const FENCE_TAIL = mutexLayout.tail('fence');
 export const mutexKeys = (prefix: string, name: string): MutexKeys => {
-  const keys = mutexLayout.keys(prefix, name) as MutexKeys;
-  keys.name = name;
-  return keys;
+  const lock = keyFor(prefix, name);
+  return { name, lock, fence: lock + FENCE_TAIL };
 };
 
 /** A mutex as inspection reads it: `{now, value, pttl, fence}`. */
