@@ -87,10 +87,12 @@ export function semaphoreConformance(suite: Suite): void {
     });
 
     test('permits are extended while held and count() drops to 0 on release', async () => {
-      const { lhs } = await suite.instances(200);
+      // A 600 ms TTL, renewed every 200 ms: a lapse needs the loop or the store to stall for
+      // about 400 ms. With 200 ms (a 130 ms stall), it failed under CI-like load on memory.
+      const { lhs } = await suite.instances(600);
       const sem = lhs[0]!.semaphore('ext', { limit: 2 });
       const lease = await sem.acquire({ permits: 2 });
-      await sleep(700);
+      await sleep(2_000);
       assert.equal(lease.lost, false, 'extended past three TTLs');
       assert.equal(await sem.count(), 2);
       await lease.release();
