@@ -8,7 +8,41 @@
 // the other suites' matrix, e.g. `LEASEHOLD_TEST_ENVS=node-redis+tracking` (CI's second runtime).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The suites need Node 22.12+ (`engines`: the first Node 22 that loads ES modules from require(),
+ * and the runtime features the code uses). A fresh machine of this project's kind has Node 20,
+ * on which some tests fail in ways nobody could read. So `npm test` there fetches Node 24 LTS
+ * into .runtimes/ with scripts/runtimes.sh (the npm registry, nothing installed system-wide) and
+ * runs the suites on it, saying so in one line. LEASEHOLD_NO_RUNTIME_FETCH=1 makes it an error.
+ */
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 12)) {
+  const node24 = resolve(process.env.LEASEHOLD_RUNTIMES_DIR ?? '.runtimes', 'node-24', 'bin', 'node');
+  const needs = `Node ${process.version} is older than the 22.12 leasehold's tests need`;
+  if (process.env.LEASEHOLD_NO_RUNTIME_FETCH) {
+    console.error(`${needs}: install Node 22.12+ (or unset LEASEHOLD_NO_RUNTIME_FETCH to fetch one)`);
+    process.exit(2);
+  }
+  console.log(
+    `${needs}: running them on Node 24 LTS from ${dirname(dirname(node24))} (bash scripts/runtimes.sh 24)`,
+  );
+  if (
+    !existsSync(node24) &&
+    spawnSync('bash', ['scripts/runtimes.sh', '24'], { stdio: 'inherit' }).status !== 0
+  ) {
+    console.error(`${needs}, and scripts/runtimes.sh could not fetch Node 24: install Node 22.12+`);
+    process.exit(2);
+  }
+  const env = { ...process.env, PATH: `${dirname(node24)}:${process.env.PATH ?? ''}` };
+  const rerun = spawnSync(node24, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    env,
+  });
+  process.exit(rerun.status ?? 1);
+}
 
 const suites = process.argv.slice(2);
 // `package` packs dist/ as built (npm test builds first) and installs it into scratch projects.
