@@ -76,9 +76,10 @@ export function followLimit(value: string | undefined): number {
 
 export function formatMs(ms: number): string {
   if (ms === Number.POSITIVE_INFINITY) return 'forever';
-  if (ms < 1_000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1_000).toFixed(1)} s`;
-  // Two units, the smaller one cut (not rounded, which showed "1 min 60 s").
+  // Cut, never rounded up into the next unit (rounding showed "60.0 s" and "1 min 60 s").
+  if (ms < 1_000) return `${Math.floor(ms)} ms`;
+  if (ms < 60_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)} s`;
+  // Two units, the smaller one cut.
   const two = (big: number, bigName: string, small: number, smallName: string) =>
     `${Math.floor(ms / big)} ${bigName} ${Math.floor((ms % big) / small)} ${smallName}`;
   if (ms < 3_600_000) return two(60_000, 'min', 1_000, 's');

@@ -79,10 +79,15 @@ test('formatMs: one or two units, the smaller one within its range, never NaN', 
       if (m[5] !== undefined) {
         const cap = { s: 60, min: 60, h: 24 }[m[6] as 's' | 'min' | 'h'];
         assert.ok(Number(m[5]) < cap, `${ms} -> "${text}"`);
+      } else {
+        // One unit: within its range too ("60.0 s" and "1000 ms" were rounded up).
+        assert.ok(Number(m[1]) < (m[2] === 's' ? 60 : 1_000), `${ms} -> "${text}"`);
       }
     }),
     { numRuns: 2_000 },
   );
   assert.equal(formatMs(Number.POSITIVE_INFINITY), 'forever');
   assert.equal(formatMs(119_600), '1 min 59 s');
+  assert.equal(formatMs(59_999), '59.9 s');
+  assert.equal(formatMs(999.6), '999 ms');
 });
