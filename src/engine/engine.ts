@@ -263,12 +263,17 @@ export class Engine {
    * Sends an acquisition. One that went out and got no answer (the connection was given up, or
    * dropped before the reply) may have taken the key all the same: its give-back is queued, so
    * that the key is freed once Redis answers again rather than blocking the name for its TTL.
+   * On a quorum, a QuorumError means too few replicas answered: the others may have run the
+   * acquisition, or run it later (a stalled server runs what it had buffered when it wakes), and
+   * the release the runner sent them at once may have been lost with their connection. Queued
+   * too: in the fault matrix's redis-stall-long x quorum, the name was taken again only at the
+   * buffered acquisitions' TTL after the heal, on single Redis within milliseconds.
    */
   async #sent(runner: Runner, op: AcquireOp): Promise<Grant> {
     try {
       return await this.#registry.track(runner.acquire(op));
     } catch (error) {
-      if (unanswered(error)) {
+      if (unanswered(error) || error instanceof QuorumError) {
         this.#ctx.giveBacks.add(op.name, () => confirmed(runner.release(calls(op.release()))), op.ttl);
       }
       throw error;
