@@ -94,7 +94,14 @@ export class Engine {
     const call = spec.force(keys, stored, ttl);
     const sentAt = monotonic();
     const op = new SpecOp(spec, 'forceAcquire', name, keys, stored, ttl, request, call, true);
-    const grant = await this.#sent(this.#runnerFor(spec), op);
+    const runner = this.#runnerFor(spec);
+    let grant: Grant;
+    try {
+      grant = await this.#registry.track(runner.acquire(op));
+    } catch (error) {
+      this.#unanswered(runner, op, error);
+      throw error;
+    }
     if (!('fence' in grant)) {
       throw new QuorumError('forceAcquire: a majority took the lock but did not keep it to the end');
     }
@@ -189,14 +196,15 @@ export class Engine {
     const sentAt = monotonic();
     let grant: Grant;
     let gaveBack = false;
+    let op: SpecOp<K, R> | undefined;
     try {
       if (inOrder(how)) ({ grant, gaveBack } = await this.#inOrder(runner, name, how.steps, ttl));
-      else
-        grant = await this.#sent(
-          runner,
-          new SpecOp(spec, spec.operation, name, keys, stored, ttl, request, how),
-        );
+      else {
+        op = new SpecOp(spec, spec.operation, name, keys, stored, ttl, request, how);
+        grant = await this.#registry.track(runner.acquire(op));
+      }
     } catch (error) {
+      if (op !== undefined) this.#unanswered(runner, op, error);
       if (this.#ctx.closed) throw new ConnectionClosedError();
       throw error;
     }
@@ -260,23 +268,19 @@ export class Engine {
   }
 
   /**
-   * Sends an acquisition. One that went out and got no answer (the connection was given up, or
-   * dropped before the reply) may have taken the key all the same: its give-back is queued, so
-   * that the key is freed once Redis answers again rather than blocking the name for its TTL.
-   * On a quorum, a QuorumError means too few replicas answered: the others may have run the
+   * After an acquisition failed: one that went out and got no answer (the connection was given
+   * up, or dropped before the reply) may have taken the key all the same, so its give-back is
+   * queued, and the key is freed once Redis answers again rather than blocking the name for its
+   * TTL. On a quorum, a QuorumError means too few replicas answered: the others may have run the
    * acquisition, or run it later (a stalled server runs what it had buffered when it wakes), and
    * the release the runner sent them at once may have been lost with their connection. Queued
    * too: in the fault matrix's redis-stall-long x quorum, the name was taken again only at the
-   * buffered acquisitions' TTL after the heal, on single Redis within milliseconds.
+   * buffered acquisitions' TTL after the heal, on single Redis within milliseconds. (Called from
+   * the callers' own catch blocks: an async wrapper here cost two promises per acquisition.)
    */
-  async #sent(runner: Runner, op: AcquireOp): Promise<Grant> {
-    try {
-      return await this.#registry.track(runner.acquire(op));
-    } catch (error) {
-      if (unanswered(error) || error instanceof QuorumError) {
-        this.#ctx.giveBacks.add(op.name, () => confirmed(runner.release(calls(op.release()))), op.ttl);
-      }
-      throw error;
+  #unanswered(runner: Runner, op: AcquireOp, error: unknown): void {
+    if (unanswered(error) || error instanceof QuorumError) {
+      this.#ctx.giveBacks.add(op.name, () => confirmed(runner.release(calls(op.release()))), op.ttl);
     }
   }
 
