@@ -53,17 +53,33 @@ export class Engine {
     // A registering waiter's stored value is its place in Redis: one for the whole wait.
     const stored = registers === undefined ? '' : this.#stamp(options.owner);
     const join = registers !== undefined && options.timeout !== 0;
-    const withdraw =
-      registers === undefined || !join
-        ? undefined
-        : () => this.#withdraw(spec, name, keys, registers.withdraw(keys, stored), options.ttl);
     return this.#waiting.wait(
       name,
       spec.waiting(keys, request, stored),
       options,
-      () => this.#attempt(spec, name, request, options.ttl, stored || this.#stamp(options.owner), join, keys),
-      withdraw,
+      this.#attempter(spec, name, request, options, stored, join),
+      registers === undefined || !join
+        ? undefined
+        : this.#withdrawer(spec, name, keys, registers.withdraw(keys, stored), options.ttl),
     );
+  }
+
+  // The two closures a waiter keeps for its whole wait are made here, apart from acquire(): a
+  // closure there would keep acquire's keys object alive with every waiter (about 0.2 KiB each),
+  // and each attempt works its keys out again instead.
+  #attempter<K, R>(
+    spec: Spec<K, R>,
+    name: string,
+    request: R,
+    options: ValidAcquireOptions,
+    stored: string,
+    join: boolean,
+  ): () => Promise<Attempt<Lease>> {
+    return () => this.#attempt(spec, name, request, options.ttl, stored || this.#stamp(options.owner), join);
+  }
+
+  #withdrawer<K, R>(spec: Spec<K, R>, name: string, keys: K, call: ScriptCall, ttl: number): () => void {
+    return () => this.#withdraw(spec, name, keys, call, ttl);
   }
 
   /** One attempt; undefined when busy. Announces the lease as a wait queue would. */
@@ -188,10 +204,9 @@ export class Engine {
     ttl: number,
     stored: string,
     join: boolean,
-    // A waiter's keys, built once for all its attempts.
-    keys: K = spec.keys(this.#ctx.prefix, name, request),
   ): Promise<Attempt<Lease>> {
     const runner = this.#runnerFor(spec);
+    const keys = spec.keys(this.#ctx.prefix, name, request);
     const how = spec.acquire(keys, stored, ttl, request, join);
     const sentAt = monotonic();
     let grant: Grant;
