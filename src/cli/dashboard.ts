@@ -6,9 +6,9 @@ import { keyFor } from '../base/keys.ts';
 import { parseStamp } from '../base/owner.ts';
 import { newToken } from '../base/token.ts';
 import { scripts } from '../scripts/index.ts';
-import { connection, connectionHelp, connectionOptions, printJson, stopOnSignals } from './common.ts';
+import { connection, connectionHelp, connectionOptions, printJson } from './common.ts';
 import { CliError, EXIT } from './exit.ts';
-import { type LiveEntry, LiveView, type TimelineEvent } from './live.ts';
+import { type LiveEntry, LiveView, startLive, type TimelineEvent } from './live.ts';
 import { row } from './top.ts';
 import { followLimit } from './values.ts';
 
@@ -80,15 +80,7 @@ export async function dashboard(argv: string[]): Promise<number> {
   });
   view.on('mode', (mode) => send('mode', mode));
   view.on('error', (error) => send('problem', { message: error.message }));
-  // Before anything is printed (stopOnSignals says why).
-  const signals = stopOnSignals();
-  try {
-    await view.start();
-  } catch (error) {
-    signals.stop();
-    await view.close().catch(() => {});
-    throw error;
-  }
+  const signals = await startLive(view);
   const server = await view.serverVersion().catch(() => 'unknown');
   const page = readFileSync(new URL('./dashboard.html', import.meta.url), 'utf8');
 

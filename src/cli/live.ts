@@ -5,7 +5,14 @@ import type { Driver, TrackingProof } from '../driver/types.ts';
 import { Inspector, isLive } from '../inspect/inspector.ts';
 import { type Primitive, parseKey } from '../inspect/layout.ts';
 import type { Inspection } from '../primitives/inspection.ts';
-import { type Connection, openDriver, redisFailure, refusedAccess } from './common.ts';
+import {
+  type Connection,
+  openDriver,
+  redisFailure,
+  refusedAccess,
+  type Stopper,
+  stopOnSignals,
+} from './common.ts';
 
 /** How often the view re-reads everything when pushes are unproven. */
 const POLL_MS = 1_000;
@@ -290,4 +297,20 @@ export class LiveView extends EventEmitter<LiveEvents> {
 /** Who holds and who waits, without TTLs: what changes when hands change. */
 function signature(i: Inspection): string {
   return [...i.holders.map((h) => h.token), '|', ...(i.waiters ?? []).map((w) => w.token)].join(',');
+}
+
+/**
+ * Starts `view` for `top` and the dashboard, with the signal handlers installed first (before
+ * anything is printed: stopOnSignals says why); a start that fails removes them and closes it.
+ */
+export async function startLive(view: LiveView): Promise<Stopper> {
+  const signals = stopOnSignals();
+  try {
+    await view.start();
+  } catch (error) {
+    signals.stop();
+    await view.close().catch(() => {});
+    throw error;
+  }
+  return signals;
 }

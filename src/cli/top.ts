@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import type { Holder, Inspection } from '../primitives/inspection.ts';
-import { connection, connectionHelp, connectionOptions, printJson, stopOnSignals } from './common.ts';
+import { connection, connectionHelp, connectionOptions, printJson } from './common.ts';
 import { EXIT } from './exit.ts';
-import { type LiveEntry, LiveView } from './live.ts';
+import { type LiveEntry, LiveView, startLive } from './live.ts';
 import { followLimit, formatMs } from './values.ts';
 
 export const topHelp = `Usage: leasehold top [<name-prefix>] [options]
@@ -51,15 +51,7 @@ export async function top(argv: string[]): Promise<number> {
     );
     view.on('mode', (mode) => printJson({ time: new Date().toISOString(), event: 'mode', ...mode }));
   }
-  // Before anything is printed (stopOnSignals says why).
-  const signals = stopOnSignals();
-  try {
-    await view.start();
-  } catch (error) {
-    signals.stop();
-    await view.close().catch(() => {});
-    throw error;
-  }
+  const signals = await startLive(view);
   if (json)
     printJson({ time: new Date().toISOString(), event: 'ready', mode: view.mode, names: view.entries.size });
   screen?.start();
