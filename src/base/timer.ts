@@ -37,8 +37,8 @@ const NEVER = (): void => {};
 
 /**
  * One pending after(). A class with a shared callback (setTimeout passes the Delay to it) rather
- * than closures: every waiter keeps one for its retry, and closures and their scopes cost each
- * waiter about 0.2 KiB more (bench "heap per waiter").
+ * than closures: every waiter keeps one for its retry, and closures with their scopes are
+ * larger (bench "heap per waiter", docs/benchmarks.md).
  */
 class Delay {
   readonly cancel: () => void;

@@ -44,8 +44,8 @@ export class Recovery {
    * abandoned; the call settles when it is given up on all the same.
    */
   call<T>(send: () => Promise<T>, race = false): Promise<T> {
-    // Written with one then() instead of async/await: every command of every lease passes here,
-    // and the await's extra promises and turns showed in throughput at 64 calls in flight.
+    // One then() instead of async/await: every command of every lease passes here, and each
+    // await adds promises to the hot path (docs/benchmarks.md, "Before/after issues 22, 24 and 28").
     const generation = this.generation;
     this.dog.sent();
     let sent: Promise<T>;

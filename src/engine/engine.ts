@@ -65,8 +65,8 @@ export class Engine {
   }
 
   // The two closures a waiter keeps for its whole wait are made here, apart from acquire(): a
-  // closure there would keep acquire's keys object alive with every waiter (about 0.2 KiB each),
-  // and each attempt works its keys out again instead.
+  // closure there would keep acquire's keys object alive for every waiter's whole wait, so each
+  // attempt works its keys out again instead.
   #attempter<K, R>(
     spec: Spec<K, R>,
     name: string,
@@ -291,7 +291,7 @@ export class Engine {
    * the release the runner sent them at once may have been lost with their connection. Queued
    * too: in the fault matrix's redis-stall-long x quorum, the name was taken again only at the
    * buffered acquisitions' TTL after the heal, on single Redis within milliseconds. (Called from
-   * the callers' own catch blocks: an async wrapper here cost two promises per acquisition.)
+   * the callers' own catch blocks: an async wrapper would add promises to every acquisition.)
    */
   #unanswered(runner: Runner, op: AcquireOp, error: unknown): void {
     if (unanswered(error) || error instanceof QuorumError) {
