@@ -14,9 +14,13 @@ export interface Config {
     workers: number;
     durationMs: number;
     warmupMs: number;
+    /** Each hold lasts hold..holdMax ms, drawn uniformly (holdMax absent: exactly hold). */
     hold: number;
+    holdMax?: number;
     ttl: number;
   };
+  /** The idle-waiter pattern: the handoff loop with long holds, so that waiters sleep. */
+  idleHandoff: Config['handoff'];
   /** concurrent: all contenders of a round at once (quick runs only: they then share CPU and event loops). */
   loss: { rounds: number; samples: number; ttl: number; cap: number; concurrent: boolean };
   crash: { rounds: number; samples: number; ttl: number; concurrent: boolean };
@@ -45,7 +49,16 @@ export const full: Config = {
     ttl: 10_000,
   },
   handoff: { rounds: 3, workers: 4, durationMs: 4_000, warmupMs: 300, hold: 1, ttl: 10_000 },
-  loss: { rounds: 2, samples: 12, ttl: 2_000, cap: 8_000, concurrent: false },
+  idleHandoff: {
+    rounds: 3,
+    workers: 4,
+    durationMs: 8_000,
+    warmupMs: 500,
+    hold: 150,
+    holdMax: 250,
+    ttl: 10_000,
+  },
+  loss: { rounds: 2, samples: 100, ttl: 2_000, cap: 8_000, concurrent: false },
   crash: { rounds: 3, samples: 6, ttl: 2_000, concurrent: false },
   idle: { rounds: 2, waiters: 50, settleMs: 1_000, windowMs: 4_000, ttl: 10_000 },
   scale: {
@@ -64,6 +77,15 @@ export const quick: Config = {
   mode: 'quick',
   uncontended: { rounds: 1, sequentialOps: 200, warmupOps: 20, inFlight: 64, parallelMs: 400, ttl: 10_000 },
   handoff: { rounds: 1, workers: 4, durationMs: 1_000, warmupMs: 150, hold: 1, ttl: 10_000 },
+  idleHandoff: {
+    rounds: 1,
+    workers: 4,
+    durationMs: 2_000,
+    warmupMs: 300,
+    hold: 150,
+    holdMax: 250,
+    ttl: 10_000,
+  },
   loss: { rounds: 1, samples: 3, ttl: 2_000, cap: 8_000, concurrent: true },
   crash: { rounds: 1, samples: 2, ttl: 2_000, concurrent: true },
   idle: { rounds: 1, waiters: 50, settleMs: 400, windowMs: 1_000, ttl: 10_000 },

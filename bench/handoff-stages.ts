@@ -1,7 +1,7 @@
 // Where a handoff between processes spends its time, stage by stage, beside the floor a
 // multi-process lock can reach on this machine (issue 15: "handoff p50 <= 2x the floor"):
 //
-//   npm run bench:stages [-- --seconds 3 --rounds 3 --waiters 1,2,3 --control]
+//   npm run bench:stages [-- --seconds 3 --rounds 3 --waiters 1,2,3 --control --hold 1 --hold-max 1]
 //
 // Every cell runs the handoff scenario's shape (bench/scenarios/handoff.ts): P+1 worker processes
 // take turns on one lock, each holding it 1 ms, then stepping aside until another process holds
@@ -40,6 +40,9 @@ const { values } = parseArgs({
     waiters: { type: 'string', default: '1,2,3' },
     contenders: { type: 'string', default: 'bare-push,bare-redirect,leasehold-node-redis,leasehold-ioredis' },
     control: { type: 'boolean', default: false },
+    // The idle-waiter pattern of the full bench's section 2b: --hold 150 --hold-max 250.
+    hold: { type: 'string', default: '1' },
+    'hold-max': { type: 'string' },
     out: { type: 'string', default: 'bench/results/handoff-stages.json' },
   },
 });
@@ -49,7 +52,10 @@ const waiterCounts = values.waiters.split(',').map(Number);
 if (!(seconds > 0) || !(rounds > 0) || !waiterCounts.every((w) => Number.isInteger(w) && w > 0))
   throw new TypeError('--seconds, --rounds and --waiters must be positive (waiters: integers)');
 const warmupMs = 300;
-const hold = 1;
+const hold = Number(values.hold);
+const holdMax = Number(values['hold-max'] ?? values.hold);
+if (!(hold >= 0) || !(holdMax >= hold))
+  throw new TypeError('--hold and --hold-max: 0 <= hold <= hold-max (ms)');
 const ttl = 10_000;
 const script = fileURLToPath(new URL('./stages/worker.ts', import.meta.url));
 
@@ -125,7 +131,7 @@ try {
       const name = lockName('stages', cell.contender, cell.waiters, cell.probe ? 'p' : 'c', r);
       const t0 = now();
       const loops = workers.map((w) =>
-        w.call<StagesRun>({ cmd: 'handoff', contender: cell.contender, name, ttl, hold }),
+        w.call<StagesRun>({ cmd: 'handoff', contender: cell.contender, name, ttl, hold, holdMax }),
       );
       await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
       const t1 = now();
@@ -204,7 +210,16 @@ await writeFile(
       machine: machine(),
       minutes: sig((now() - started) / 60_000, 2),
       leasehold: compiled.note,
-      settings: { seconds, rounds, warmupMs, hold, ttl, waiters: waiterCounts, control: values.control },
+      settings: {
+        seconds,
+        rounds,
+        warmupMs,
+        hold,
+        holdMax,
+        ttl,
+        waiters: waiterCounts,
+        control: values.control,
+      },
       clockOffsets: [...offsets.values()].map((o) => rounded(o)),
       inProcessFloor: rounded(inProcess),
       stages: Object.fromEntries(STAGES),

@@ -19,7 +19,7 @@ import type { Results, ScenarioId, Scenarios } from './results.ts';
 import type { Context } from './scenarios/context.ts';
 import { crash } from './scenarios/crash.ts';
 import { floor } from './scenarios/floor.ts';
-import { handoff } from './scenarios/handoff.ts';
+import { handoff, idleHandoff } from './scenarios/handoff.ts';
 import { idle } from './scenarios/idle.ts';
 import { loss } from './scenarios/loss.ts';
 import { scale } from './scenarios/scale.ts';
@@ -33,6 +33,7 @@ const scenarios: { id: ScenarioId; title: string; run: (ctx: Context) => Promise
     { id: 'floor', title: '7. the floor: PING, redis-benchmark, client EVALSHA', run: floor },
     { id: 'uncontended', title: '1. uncontended acquire + release', run: uncontended },
     { id: 'handoff', title: '2. handoff between processes', run: handoff },
+    { id: 'idleHandoff', title: '2b. handoff to idle waiters (150-250 ms holds)', run: idleHandoff },
     { id: 'loss', title: '3. loss detection', run: loss },
     { id: 'crash', title: '4. crash recovery', run: crash },
     { id: 'idle', title: '5. idle load', run: idle },

@@ -12,6 +12,8 @@ export interface Scenarios {
   floor?: FloorResult;
   uncontended?: UncontendedResult;
   handoff?: HandoffResult;
+  /** The idle-waiter pattern: the handoff loop with 150-250 ms holds. */
+  idleHandoff?: HandoffResult;
   loss?: LossResult;
   crash?: CrashResult;
   idle?: IdleResult;

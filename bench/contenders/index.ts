@@ -1,8 +1,8 @@
-import { crossProcessFloor } from './floor.ts';
+import { crossProcessFloor, directGrantFloor } from './floor.ts';
 import { leasehold } from './leasehold.ts';
-import { redisSemaphore } from './redis-semaphore.ts';
-import { redlock } from './redlock.ts';
-import { redlockUniversal } from './redlock-universal.ts';
+import { redisSemaphore, redisSemaphoreTuned } from './redis-semaphore.ts';
+import { redlock, redlockTuned } from './redlock.ts';
+import { redlockUniversal, redlockUniversalTuned } from './redlock-universal.ts';
 import type { Contender } from './types.ts';
 
 /**
@@ -15,12 +15,15 @@ export const contenders: readonly Contender[] = [
   leasehold('ioredis'),
   leasehold('ioredis', 'baseline'),
   redlock,
+  redlockTuned,
   redisSemaphore,
+  redisSemaphoreTuned,
   redlockUniversal,
+  redlockUniversalTuned,
 ];
 
 /** Run beside the contenders by one scenario and divided by in the report, never listed as one. */
-const floors: readonly Contender[] = [crossProcessFloor];
+const floors: readonly Contender[] = [crossProcessFloor, directGrantFloor];
 
 export function contender(id: string): Contender {
   const found = contenders.find((c) => c.id === id) ?? floors.find((c) => c.id === id);

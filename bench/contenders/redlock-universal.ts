@@ -10,15 +10,18 @@ import { ioredisClient, packageVersion, retryUntil, usingHandle } from './util.t
 
 const engines = '>=22.0.0';
 
-/** redlock-universal's SimpleLock on ioredis through `using()` (auto-extension, AbortSignal on failure). */
-export const redlockUniversal: Contender = {
-  id: 'redlock-universal',
+/**
+ * redlock-universal's SimpleLock on ioredis through `using()` (auto-extension, AbortSignal on
+ * failure). `tuned`: retryDelay 1 ms, and ioredis auto-pipelining.
+ */
+const make = (tuned: boolean): Contender => ({
+  id: tuned ? 'redlock-universal-tuned' : 'redlock-universal',
   keyOf: (name) => name,
   async info(): Promise<ContenderInfo> {
     const major = Number(process.versions.node.split('.')[0]);
     return {
-      id: 'redlock-universal',
-      label: 'redlock-universal',
+      id: tuned ? 'redlock-universal-tuned' : 'redlock-universal',
+      label: tuned ? 'redlock-universal, tuned (retryDelay 1 ms, auto-pipelining)' : 'redlock-universal',
       library: 'redlock-universal',
       version: packageVersion('redlock-universal'),
       client: 'ioredis',
@@ -29,7 +32,8 @@ export const redlockUniversal: Contender = {
         'acquire tries SET NX retryAttempts + 1 times, retryDelay ms apart; on LockAcquisitionError called again',
       settings: {
         retryAttempts: DEFAULTS.RETRY_ATTEMPTS,
-        retryDelay: DEFAULTS.RETRY_DELAY,
+        retryDelay: tuned ? TUNED.retryDelay : DEFAULTS.RETRY_DELAY,
+        ...(tuned ? { enableAutoPipelining: true } : {}),
         performance: 'standard',
         circuitBreaker: true,
         autoExtensionThresholdRatio: DEFAULTS.AUTO_EXTENSION_THRESHOLD_RATIO,
@@ -40,7 +44,7 @@ export const redlockUniversal: Contender = {
     };
   },
   async connect(url: string): Promise<ContenderClient> {
-    const client = await ioredisClient(url);
+    const client = await ioredisClient(url, tuned);
     const adapter = new IoredisAdapter(client);
     // README: create the lock once per resource and call using() on it; keyed by ttl too.
     const locks = new Map<string, SimpleLock>();
@@ -48,7 +52,7 @@ export const redlockUniversal: Contender = {
       const id = `${ttl}\u0000${name}`;
       let lock = locks.get(id);
       if (lock === undefined) {
-        lock = createLock({ adapter, key: name, ttl }) as SimpleLock;
+        lock = createLock({ adapter, key: name, ttl, ...(tuned ? TUNED : {}) }) as SimpleLock;
         locks.set(id, lock);
       }
       return lock;
@@ -66,4 +70,10 @@ export const redlockUniversal: Contender = {
       },
     };
   },
-};
+});
+
+/** The tuned settings: retry every 1 ms (the caller's loop calls using() again after retryAttempts). */
+const TUNED = { retryDelay: 1 };
+
+export const redlockUniversal = make(false);
+export const redlockUniversalTuned = make(true);

@@ -16,8 +16,10 @@ export function lossCell(stats: LossStats | undefined, cap: number, stat: 'p50' 
 export function headline(results: Results): string {
   const s = results.scenarios;
   const rows = results.contenders.map((c) => {
-    if (c.unavailable !== undefined) return [c.label, `not run: ${c.unavailable}`, '', '', '', '', ''];
+    if (c.unavailable !== undefined)
+      return [c.label, `not run: ${c.unavailable}`, '', '', '', '', '', '', ''];
     const h = s.handoff?.contenders[c.id];
+    const idleTurns = s.idleHandoff?.contenders[c.id];
     const loss = s.loss?.contenders[c.id];
     const cap = s.loss?.settings['cap'] ?? 0;
     const crash = s.crash?.contenders[c.id];
@@ -27,24 +29,29 @@ export function headline(results: Results): string {
     return [
       c.label,
       h === undefined ? '–' : `${fmtMs(h.gap.p50)} / ${fmtMs(h.gap.p99)} ms`,
+      idleTurns === undefined ? '–' : `${fmtMs(idleTurns.gap.p50)} / ${fmtMs(idleTurns.gap.p99)} ms`,
       loss === undefined ? '–' : `${lossCell(loss.del, cap)} / ${lossCell(loss.takeover, cap)}`,
       crash === undefined ? '–' : `${fmtMs(crash.excess.p50)} ms`,
       idle === undefined ? '–' : fmtNum(idle.commandsPerSecond),
       un === undefined ? '–' : fmtNum(un.parallel.opsPerSecond),
+      un === undefined ? '–' : fmtNum(un.sequential.opsPerSecond),
       scale === undefined ? '–' : fmtBytes(scale.held.heapPerLease),
     ];
   });
   const workers = s.handoff?.settings['workers'] ?? 4;
   const waiters = s.idle?.settings['waiters'] ?? 50;
   const inFlight = s.uncontended?.settings['inFlight'] ?? 64;
+  const idleHold = `${s.idleHandoff?.settings['hold'] ?? 150}-${s.idleHandoff?.settings['holdMax'] ?? 250}`;
   return table(
     [
       'library',
-      `handoff gap p50 / p99 (${workers} processes)`,
+      `handoff gap p50 / p99 (${workers} processes, 1 ms holds)`,
+      `handoff to idle waiters p50 / p99 (${idleHold} ms holds)`,
       'loss detected p99 (DEL / takeover)',
       'crash: wait beyond TTL p50',
       `idle Redis commands/s (${waiters} waiters)`,
       `acquire+release/s (${inFlight} in flight)`,
+      'acquire+release/s (1 in flight)',
       'heap per held lease',
     ],
     rows,

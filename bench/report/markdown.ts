@@ -9,7 +9,7 @@ import { contenderName } from './section.ts';
 import { crashSection, lossSection } from './section-failure.ts';
 import { floorSection } from './section-floor.ts';
 import { idleSection, scaleSection } from './section-load.ts';
-import { handoffSection, uncontendedSection } from './section-speed.ts';
+import { handoffSection, idleHandoffSection, uncontendedSection } from './section-speed.ts';
 import { targets } from './targets.ts';
 import { versus } from './versus.ts';
 
@@ -17,6 +17,7 @@ import { versus } from './versus.ts';
 const SECTIONS = [
   uncontendedSection,
   handoffSection,
+  idleHandoffSection,
   lossSection,
   crashSection,
   idleSection,

@@ -1,6 +1,7 @@
 // Sections 1 and 2 of docs/benchmarks.md: how fast a lock is taken when nobody else wants it,
 // and how fast it passes from one process to another.
 import type { Results } from '../results.ts';
+import type { HandoffResult, HandoffSummary } from '../scenarios/handoff.ts';
 import type { Chart } from './charts.ts';
 import { fmtMs, fmtNum, table } from './format.ts';
 import { chartLink, contenderName, settingsLine } from './section.ts';
@@ -43,15 +44,68 @@ export function uncontendedSection(results: Results, charts: Chart[]): string[] 
   ];
 }
 
-/** 2. Handoff between processes, next to the cross-process floor when it was measured. */
+/** 2. Handoff between processes, next to the floors when they were measured. */
 export function handoffSection(results: Results, charts: Chart[]): string[] {
   const h = results.scenarios.handoff;
   if (h === undefined) return [];
-  const name = contenderName(results);
   return [
-    '## 2. Handoff between processes',
+    ...turnsSection(results, h, '## 2. Handoff between processes', `${h.settings['hold']} ms`),
+    chartLink(charts, 'handoff.svg'),
+  ];
+}
+
+/** 2b. The idle-waiter pattern: the same loop with long holds, waiters and Redis asleep. */
+export function idleHandoffSection(results: Results): string[] {
+  const h = results.scenarios.idleHandoff;
+  if (h === undefined) return [];
+  return [
+    ...turnsSection(
+      results,
+      h,
+      '## 2b. Handoff to idle waiters',
+      `${h.settings['hold']}-${h.settings['holdMax']} ms (drawn at random)`,
+    ),
     '',
-    `${h.settings['workers']} worker processes contend for one name. Each holds the lock ${h.settings['hold']} ms, ` +
+    'With holds this long every waiter, and Redis itself, has gone to sleep by the time of the release: ' +
+      'the gap includes waking them, which a peer that polls every millisecond never lets happen (it pays ' +
+      'in commands instead: section 5).',
+  ];
+}
+
+function turnsSection(results: Results, h: HandoffResult, title: string, hold: string): string[] {
+  const name = contenderName(results);
+  const floorLine = (label: string, f: HandoffSummary, what: string) =>
+    `- ${label}: gap p50 ${fmtMs(f.gap.p50)} ms, p99 ${fmtMs(f.gap.p99)} ms, ` +
+    `${fmtNum(f.handoffsPerSecond)} handoffs/s over ${fmtNum(f.gap.n, 0)} handoffs, ` +
+    `${fmtNum(f.overlaps, 0)} overlaps. ${what}`;
+  const floors = [
+    ...(h.grantFloor === undefined
+      ? []
+      : [
+          floorLine(
+            '**Direct-grant floor** (bench/stages/bare-grant.ts)',
+            h.grantFloor,
+            'The release script hands the lock to the first registered waiter and PUBLISHes the grant on ' +
+              'that waiter’s own channel; the waiter holds the lock when the message arrives: one trip to ' +
+              'Redis and one back, one process woken, no client library.',
+          ),
+        ]),
+    ...(h.floor === undefined
+      ? []
+      : [
+          floorLine(
+            '**Wake-all floor** (bench/contenders/floor.ts; called the cross-process floor before issue 27)',
+            h.floor,
+            'leasehold’s own acquire.lua and release.lua over bare RESP3 sockets with CLIENT TRACKING ON, ' +
+              'every waiting process retrying on every push: what a lock that wakes every waiting process ' +
+              'and lets them race pays here (a push, then a round trip), before any client library.',
+          ),
+        ]),
+  ];
+  return [
+    title,
+    '',
+    `${h.settings['workers']} worker processes contend for one name. Each holds the lock ${hold}, ` +
       'releases it, then steps aside until another worker has acquired it, so at every release the others ' +
       'are already waiting. The gap runs from the moment the holder calls release to the moment another ' +
       'process’s acquire resolves; handoffs/s counts acquisitions by a process other than the last holder. ' +
@@ -71,18 +125,8 @@ export function handoffSection(results: Results, charts: Chart[]): string[] {
         fmtNum(r.overlaps, 0),
       ]),
     ),
-    ...(h.floor === undefined
+    ...(floors.length === 0
       ? []
-      : [
-          '',
-          `The cross-process floor, in the same worker processes, the same loop and the same rounds: ` +
-            'leasehold’s own acquire.lua and release.lua over bare RESP3 sockets with CLIENT TRACKING ON, ' +
-            'no client library and no lock library, every waiting process retrying on every push ' +
-            `(bench/contenders/floor.ts): gap p50 ${fmtMs(h.floor.gap.p50)} ms, p99 ${fmtMs(h.floor.gap.p99)} ms, ` +
-            `${fmtNum(h.floor.handoffsPerSecond)} handoffs/s over ${fmtNum(h.floor.gap.n, 0)} handoffs, ` +
-            `${fmtNum(h.floor.overlaps, 0)} overlaps. What a lock that wakes every waiting process pays here ` +
-            'before any client library: the in-process floor of section 7 has no second process to wake.',
-        ]),
-    chartLink(charts, 'handoff.svg'),
+      : ['', 'Floors, in the same worker processes, the same loop and the same rounds:', '', ...floors]),
   ];
 }

@@ -1,4 +1,5 @@
-import { crossProcessFloor } from '../contenders/floor.ts';
+import type { Config } from '../config.ts';
+import { crossProcessFloor, directGrantFloor } from '../contenders/floor.ts';
 import { Bench } from '../lib/redis.ts';
 import { median, medianSummary, now, type Summary, summarize } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
@@ -20,10 +21,15 @@ export interface HandoffResult {
   clockOffsets: { worker: number; offset: number; error: number }[];
   contenders: Record<string, HandoffSummary>;
   /**
-   * The same loop in the same worker processes over bare sockets with leasehold's scripts
-   * (bench/contenders/floor.ts): what any lock that wakes every waiting process pays here.
+   * The wake-all floor: the same loop in the same worker processes over bare sockets with
+   * leasehold's scripts (bench/contenders/floor.ts), every waiting process retrying on the push.
    */
   floor?: HandoffSummary;
+  /**
+   * The direct-grant floor: the release script grants to one waiter and publishes it to that
+   * waiter alone (bench/stages/bare-grant.ts): one trip to Redis and one back.
+   */
+  grantFloor?: HandoffSummary;
 }
 
 export interface HandoffSummary {
@@ -65,8 +71,19 @@ export function gaps(events: readonly (Event & { t: number })[], from: number, t
  * Scenario 2: worker processes take turns on one lock. Each holds it `hold` ms, releases, and steps
  * aside until another worker holds it, so at every release the others are already waiting.
  */
-export async function handoff(ctx: Context): Promise<HandoffResult> {
-  const cfg = ctx.config.handoff;
+export function handoff(ctx: Context): Promise<HandoffResult> {
+  return turns(ctx, ctx.config.handoff, 'handoff');
+}
+
+/**
+ * Scenario 2b, the idle-waiter pattern: the same loop with each hold drawn from 150-250 ms, so at
+ * every release the waiters (and Redis) have been idle for a while, as in production.
+ */
+export function idleHandoff(ctx: Context): Promise<HandoffResult> {
+  return turns(ctx, ctx.config.idleHandoff, 'idle-handoff');
+}
+
+async function turns(ctx: Context, cfg: Config['handoff'], scenario: string): Promise<HandoffResult> {
   const bench = await Bench.start();
   const workers: Worker[] = [];
   try {
@@ -77,21 +94,21 @@ export async function handoff(ctx: Context): Promise<HandoffResult> {
       `  handoff: worker clock offsets ${clockOffsets.map((o) => `${(o.offset * 1000).toFixed(0)}±${(o.error * 1000).toFixed(0)} µs`).join(', ')}`,
     );
     const ready = new Set<string>();
-    const floor = crossProcessFloor;
-    for (const c of [...ctx.contenders, floor]) {
-      const ok = await guard(ctx, 'handoff', c.id, () =>
+    const floors = [crossProcessFloor, directGrantFloor];
+    for (const c of [...ctx.contenders, ...floors]) {
+      const ok = await guard(ctx, scenario, c.id, () =>
         Promise.all(workers.map((w) => w.call({ cmd: 'init', contender: c.id, url: bench.url }))),
       );
       if (ok !== undefined) ready.add(c.id);
     }
     const rounds = new Map<string, HandoffRound[]>([...ready].map((id) => [id, []]));
     for (let round = 0; round < cfg.rounds; round++) {
-      // The floor takes its turn at a rotating place among the contenders, under the same noise.
+      // The floors take their turns at rotating places among the contenders, under the same noise.
       const turn = order(ctx, round);
-      turn.splice(round % (turn.length + 1), 0, floor);
+      for (const [i, floor] of floors.entries()) turn.splice((round + i * 3) % (turn.length + 1), 0, floor);
       for (const c of turn) {
         if (!ready.has(c.id)) continue;
-        const name = lockName('handoff', c.id, round);
+        const name = lockName(scenario, c.id, round);
         const events: (Event & { t: number })[] = [];
         const unsubscribe = workers.map((w) =>
           w.on((event) => {
@@ -103,7 +120,14 @@ export async function handoff(ctx: Context): Promise<HandoffResult> {
         );
         const started = now();
         const loops = workers.map((w) =>
-          w.call<number>({ cmd: 'handoff', contender: c.id, name, ttl: cfg.ttl, hold: cfg.hold }),
+          w.call<number>({
+            cmd: 'handoff',
+            contender: c.id,
+            name,
+            ttl: cfg.ttl,
+            hold: cfg.hold,
+            holdMax: cfg.holdMax ?? cfg.hold,
+          }),
         );
         await new Promise((resolve) => setTimeout(resolve, cfg.durationMs));
         const stopped = now();
@@ -112,13 +136,13 @@ export async function handoff(ctx: Context): Promise<HandoffResult> {
         for (const off of unsubscribe) off();
         const failed = settled.find((r) => r.status === 'rejected');
         if (failed !== undefined) {
-          await guard(ctx, 'handoff', c.id, () => Promise.reject(failed.reason));
+          await guard(ctx, scenario, c.id, () => Promise.reject(failed.reason));
           continue;
         }
         const result = gaps(events, started + cfg.warmupMs, stopped);
         rounds.get(c.id)!.push(result);
         ctx.log(
-          `  handoff ${c.id} round ${round + 1}: gap p50 ${ms(result.p50)} p99 ${ms(result.p99)}, ` +
+          `  ${scenario} ${c.id} round ${round + 1}: gap p50 ${ms(result.p50)} p99 ${ms(result.p99)}, ` +
             `${result.handoffsPerSecond.toFixed(0)} handoffs/s, overlaps ${result.overlaps}`,
         );
       }
@@ -128,6 +152,7 @@ export async function handoff(ctx: Context): Promise<HandoffResult> {
     }
     const contenders: HandoffResult['contenders'] = {};
     let floorSummary: HandoffSummary | undefined;
+    let grantSummary: HandoffSummary | undefined;
     for (const [id, list] of rounds) {
       if (list.length === 0) continue;
       const summary = {
@@ -136,7 +161,8 @@ export async function handoff(ctx: Context): Promise<HandoffResult> {
         overlaps: list.reduce((acc, r) => acc + r.overlaps, 0),
         rounds: list,
       };
-      if (id === floor.id) floorSummary = summary;
+      if (id === crossProcessFloor.id) floorSummary = summary;
+      else if (id === directGrantFloor.id) grantSummary = summary;
       else contenders[id] = summary;
     }
     return {
@@ -145,6 +171,7 @@ export async function handoff(ctx: Context): Promise<HandoffResult> {
       clockOffsets,
       contenders,
       ...(floorSummary === undefined ? {} : { floor: floorSummary }),
+      ...(grantSummary === undefined ? {} : { grantFloor: grantSummary }),
     };
   } finally {
     await Promise.all(workers.map((w) => w.stop()));

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { createConnection, type Socket } from 'node:net';
 import { scriptSource } from '../../src/scripts/index.ts';
 
-type Value = string | number | null | Error | Value[];
+export type Value = string | number | null | Error | Value[];
 
 class Incomplete extends Error {}
 
@@ -55,7 +55,7 @@ function parse(buf: Buffer, at: number): { value: Value; next: number; push: boo
 }
 
 /** One bare connection: commands answered in order, pushes (or pub/sub messages) to `onPush`. */
-class Connection {
+export class Connection {
   readonly socket: Socket;
   readonly #pending: ((value: Value) => void)[] = [];
   #buffer: Buffer = Buffer.alloc(0);
@@ -95,12 +95,17 @@ class Connection {
   }
 
   call(args: readonly string[]): Promise<Value> {
-    let text = `*${args.length}\r\n`;
-    for (const arg of args) text += `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`;
     return new Promise((resolve, reject) => {
       this.#pending.push((value) => (value instanceof Error ? reject(value) : resolve(value)));
-      this.socket.write(text);
+      this.write(args);
     });
+  }
+
+  /** Sends a command whose answer comes as a push (RESP3 SUBSCRIBE), not as a reply. */
+  write(args: readonly string[]): void {
+    let text = `*${args.length}\r\n`;
+    for (const arg of args) text += `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`;
+    this.socket.write(text);
   }
 }
 

@@ -71,7 +71,13 @@ async function open(id: string, url: string): Promise<Lock> {
 }
 
 /** The handoff scenario's loop, recording each stage. */
-async function handoff(id: string, name: string, ttl: number, hold: number): Promise<StagesRun> {
+async function handoff(
+  id: string,
+  name: string,
+  ttl: number,
+  hold: number,
+  holdMax: number,
+): Promise<StagesRun> {
   const lock = locks.get(id);
   if (lock === undefined) throw new Error(`${id} not initialised in worker ${me}`);
   stopping = false;
@@ -94,7 +100,7 @@ async function handoff(id: string, name: string, ttl: number, hold: number): Pro
         ...(a?.push?.delivered === undefined ? {} : { delivered: a.push.delivered }),
       },
     });
-    if (!stopping) await sleep(hold);
+    if (!stopping) await sleep(hold + Math.random() * (holdMax - hold));
     const released = now();
     const stepAside = new Promise<void>((resolve) => {
       otherHolder = (notice) => {
@@ -130,7 +136,13 @@ async function handle(request: Request): Promise<unknown> {
     case 'clock':
       return now();
     case 'handoff':
-      return handoff(request.contender, request.name, request.ttl, request.hold);
+      return handoff(
+        request.contender,
+        request.name,
+        request.ttl,
+        request.hold,
+        request.holdMax ?? request.hold,
+      );
     default:
       throw new Error(`bench/stages/worker.ts does not handle ${request.cmd}`);
   }

@@ -5,7 +5,15 @@ export type Request =
   | { id: number; cmd: 'clock' }
   | { id: number; cmd: 'mem' }
   | { id: number; cmd: 'cpu' }
-  | { id: number; cmd: 'handoff'; contender: string; name: string; ttl: number; hold: number }
+  | {
+      id: number;
+      cmd: 'handoff';
+      contender: string;
+      name: string;
+      ttl: number;
+      hold: number;
+      holdMax?: number;
+    }
   | {
       id: number;
       cmd: 'hold';

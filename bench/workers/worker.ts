@@ -60,7 +60,13 @@ async function pool<T>(items: readonly T[], limit: number, task: (item: T) => Pr
 }
 
 /** Acquire, hold briefly, release, then step aside until another process holds the lock. */
-async function handoff(id: string, name: string, ttl: number, hold: number): Promise<number> {
+async function handoff(
+  id: string,
+  name: string,
+  ttl: number,
+  hold: number,
+  holdMax: number,
+): Promise<number> {
   const c = client(id);
   stopping = false;
   let rounds = 0;
@@ -68,7 +74,7 @@ async function handoff(id: string, name: string, ttl: number, hold: number): Pro
     const lease = await c.acquire(name, { ttl });
     send({ event: 'acq', worker: me, t: now() });
     rounds++;
-    if (!stopping) await sleep(hold);
+    if (!stopping) await sleep(hold + Math.random() * (holdMax - hold));
     const released = now();
     // Armed before the release is sent: any holder reported from here on took it after us.
     const stepAside = new Promise<void>((resolve) => {
@@ -176,7 +182,13 @@ async function handle(request: Request): Promise<unknown> {
       return { cpu: (usage.user + usage.system) / 1000, t: performance.now() } satisfies CpuSample;
     }
     case 'handoff':
-      return handoff(request.contender, request.name, request.ttl, request.hold);
+      return handoff(
+        request.contender,
+        request.name,
+        request.ttl,
+        request.hold,
+        request.holdMax ?? request.hold,
+      );
     case 'hold':
       return hold(request.contender, request.names, request.ttl, request.gap, request.concurrency);
     case 'wait':
