@@ -152,11 +152,41 @@ function testFiles(dir) {
   return out;
 }
 
+/**
+ * Every suite starts redis-server processes of its own. With none on PATH (a bare machine) and
+ * LEASEHOLD_REDIS_SERVER unset, the tests would fail one by one with `spawn redis-server ENOENT`:
+ * use a server line scripts/servers.sh fetched already, else fetch Valkey 8.0 with it (Debian's
+ * packages, nothing installed system-wide), else say in one line what to do and exit 2.
+ */
+function defaultServer() {
+  if (process.env.LEASEHOLD_REDIS_SERVER) return;
+  if (spawnSync('redis-server', ['--version']).status === 0) return;
+  const dir = process.env.LEASEHOLD_SERVERS_DIR ?? '.servers';
+  const fetched = () =>
+    ['valkey-8.0', ...ALL_LINES].map((line) => resolve(dir, line, 'redis-server')).find((b) => existsSync(b));
+  let binary = fetched();
+  if (binary === undefined && spawnSync('sh', ['-c', 'command -v apt-get']).status === 0) {
+    console.log('no redis-server on PATH: fetching Valkey 8.0 with `bash scripts/servers.sh valkey-8.0`');
+    spawnSync('bash', ['scripts/servers.sh', 'valkey-8.0'], { stdio: 'inherit' });
+    binary = fetched();
+  }
+  if (binary === undefined) {
+    console.error(
+      'no redis-server on PATH: install one (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis) or set LEASEHOLD_REDIS_SERVER to a redis-server binary',
+    );
+    process.exit(2);
+  }
+  console.log(`no redis-server on PATH: the suites run ${binary}`);
+  process.env.LEASEHOLD_REDIS_SERVER = binary;
+}
+
+defaultServer();
 let failed = false;
 const totals = { passed: 0, failed: 0, skipped: 0 };
 for (const { suite, files, env } of runs()) {
-  const binary = env.LEASEHOLD_REDIS_SERVER || 'redis-server';
-  const server = spawnSync(binary, ['--version']).stdout?.toString().split(' ').slice(0, 3).join(' ');
+  const binary = env.LEASEHOLD_REDIS_SERVER || process.env.LEASEHOLD_REDIS_SERVER || 'redis-server';
+  const version = spawnSync(binary, ['--version']).stdout?.toString();
+  const server = version ? version.split(' ').slice(0, 3).join(' ') : `${binary}: not found`;
   const label = [env.LEASEHOLD_TEST_DRIVER, env.LEASEHOLD_TEST_NOTIFICATIONS].filter(Boolean).join(' + ');
   console.log(`\n=== ${suite} (${label || 'default'}; ${server}; Node ${process.version}) ===`);
   const status = await run(

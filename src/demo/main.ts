@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { DOCS, EXIT } from '../cli/exit.ts';
 import { Leasehold } from '../index.ts';
-import { demoRedis } from './redis.ts';
+import { demoRedis, removeKeys } from './redis.ts';
 
 interface Event {
   id: string;
@@ -24,6 +24,12 @@ const fmt = (ms: number) => `${ms.toFixed(ms < 10 ? 2 : 0)} ms`;
 /** Runs the demo; resolves with the exit code (69 when Redis is unreachable, as in the CLI). */
 export async function runDemo(): Promise<number> {
   const redis = await demoRedis();
+  if (redis === undefined) {
+    console.error(
+      'leasehold demo: no redis-server found: install one (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis), fetch one with `bash scripts/servers.sh valkey-8.0`, or set REDIS_URL to a server the demo may write to',
+    );
+    return EXIT.unavailable;
+  }
   console.log(`leasehold demo: ${WORKERS} processes share the lock "report" on ${redis.description}\n`);
   let lh: Leasehold;
   try {
@@ -143,6 +149,15 @@ export async function runDemo(): Promise<number> {
   } finally {
     stopAll();
     await lh.close();
+    // A server the demo did not start keeps nothing of it (its fencing counter, a killed
+    // worker's lock): every key under its own prefix goes.
+    if (redis.external) {
+      const client = await rawClient(redis.url).catch(() => undefined);
+      if (client !== undefined) {
+        await removeKeys(client, prefix).catch(() => {});
+        client.destroy();
+      }
+    }
   }
 }
 
@@ -175,5 +190,6 @@ async function rawClient(url: string) {
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  await runDemo();
+  // The exit code says whether the demo ran (69: no Redis to run it on, as in the CLI).
+  process.exitCode = await runDemo();
 }
