@@ -2,6 +2,7 @@ import type { Driver } from '../driver/types.ts';
 import type { Context } from '../engine/context.ts';
 import { Engine } from '../engine/engine.ts';
 import { GiveBacks } from '../engine/give-backs.ts';
+import { Grants } from '../engine/grants.ts';
 import { Renewer } from '../engine/renewer.ts';
 import { Inspector } from '../inspect/inspector.ts';
 import { Dispatcher } from '../notify/dispatcher.ts';
@@ -52,6 +53,9 @@ export function wire(
     runner: (quorum ?? single) as Runner,
     single,
     dispatcher,
+    // Direct grants need the lock on one Redis and a subscription beside it (Driver.subscribe).
+    grants:
+      quorum === undefined && driver.subscribe !== undefined ? new Grants(driver, options.prefix) : undefined,
     renewer,
     prefix: options.prefix,
     ttl: options.ttl,

@@ -20,6 +20,8 @@ import {
   type NodeDriverOptions,
   NotSentError,
   type ScriptCall,
+  type Subscription,
+  type SubscriptionHandlers,
   type TrackingProof,
 } from './types.ts';
 import { DEFAULT_COMMAND_TIMEOUT } from './watchdog.ts';
@@ -70,6 +72,10 @@ export class IoredisDriver implements Driver {
   readonly #sequence = new Arm();
   /** Canary connections open right now: close() disconnects them. */
   readonly #pokers = new Set<Redis>();
+  /** Subscriptions for direct grants (subscribe()). */
+  readonly #subs = new Set<Redis>();
+  /** A new client with the command connection's settings and `options` (set by connect()). */
+  #newClient: ((options: Record<string, unknown>) => Redis) | undefined;
   #cmd: Redis | undefined;
   #sub: Redis | undefined;
   readonly #own: boolean;
@@ -139,6 +145,10 @@ export class IoredisDriver implements Driver {
     // No auto-pipelining: its Pipeline object per batch costs more than it saves here. The
     // commands of one turn still go out together: TickWrites corks the socket until the turn ends.
     const commands = { ...base, enableAutoPipelining: false } as const;
+    this.#newClient = (options) =>
+      this.#own
+        ? new RedisClass(this.#options.url, { ...base, ...options })
+        : (this.#options.client as Redis).duplicate({ ...base, ...options });
     if (this.#own) {
       this.#cmd = new RedisClass(this.#options.url, commands);
     } else {
@@ -356,12 +366,49 @@ export class IoredisDriver implements Driver {
     return this.#command(this.#send(), args);
   }
 
+  /**
+   * A RESP2 subscriber of our own on `channel`, with the command connection's settings; ioredis
+   * re-subscribes it after every reconnect.
+   */
+  subscribe(channel: string, handlers: SubscriptionHandlers): Subscription {
+    const sub = this.#newClient!({ autoResubscribe: true, protocol: 2 });
+    this.#subs.add(sub);
+    let subscribed = false;
+    sub.on('error', () => {});
+    sub.on('close', () => handlers.down());
+    sub.on('message', (from: string, message: string) => {
+      if (from === channel) handlers.message(message);
+    });
+    // ioredis re-subscribes after 'ready'; a message published before that counts no receiver
+    // and is simply not sent (the waiter hears of the lock through its push instead).
+    sub.on('ready', () => {
+      if (subscribed) handlers.up();
+    });
+    const opened = sub
+      .connect()
+      .then(() => sub.subscribe(channel))
+      .then(() => {
+        subscribed = true;
+        handlers.up();
+      });
+    opened.catch(() => handlers.down());
+    return {
+      close: async () => {
+        // At once, not after the subscribe: a stalled server would hold close() up forever.
+        this.#subs.delete(sub);
+        sub.disconnect();
+      },
+    };
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     this.#recovery.dog.clear();
     // A proof in flight finishes first: its poke deletes the canary keys (bounded: connect + DEL).
     await this.#sequence.canary.settle(2 * CANARY_TIMEOUT);
     for (const poker of this.#pokers) poker.disconnect();
+    for (const sub of this.#subs) sub.disconnect();
+    this.#subs.clear();
     for (const unwatch of this.#unwatch.splice(0)) unwatch();
     const own = this.#own ? this.#cmd : undefined;
     const sub = this.#sub;

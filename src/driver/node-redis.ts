@@ -16,6 +16,8 @@ import {
   type NodeDriverOptions,
   NotSentError,
   type ScriptCall,
+  type Subscription,
+  type SubscriptionHandlers,
   type TrackingProof,
 } from './types.ts';
 import { DEFAULT_COMMAND_TIMEOUT } from './watchdog.ts';
@@ -36,6 +38,8 @@ export class NodeRedisDriver implements Driver {
   readonly #sequence = new Arm();
   /** Canary connections open right now: close() destroys them. */
   readonly #pokers = new Set<Client>();
+  /** Subscriptions for direct grants (subscribe()). */
+  readonly #subs = new Set<Client>();
   #redis: typeof import('redis') | undefined;
   #cmd: Client | undefined;
   #notify: Client | undefined;
@@ -329,6 +333,49 @@ export class NodeRedisDriver implements Driver {
     return settled.map((s) => (s.status === 'fulfilled' ? s.value : asError(s.reason)));
   }
 
+  /**
+   * A RESP2 connection of our own in subscribe mode, from the command connection's settings
+   * (TLS, credentials); node-redis re-subscribes it after every reconnect.
+   */
+  subscribe(channel: string, handlers: SubscriptionHandlers): Subscription {
+    const sub = (this.#cmd as Client).duplicate({
+      RESP: 2,
+      clientSideCache: undefined,
+      // RESP3-only features the command connection may have on: off for a RESP2 subscriber.
+      maintNotifications: 'disabled',
+      socket: {
+        ...this.#socketOptions(),
+        connectTimeout: this.#recovery.limit,
+        reconnectStrategy: this.#reconnect,
+      },
+    }) as Client & { subscribe(channel: string, listener: (message: string) => void): Promise<void> };
+    this.#subs.add(sub);
+    let subscribed = false;
+    sub.on('error', () => handlers.down());
+    sub.on('end', () => handlers.down());
+    sub.on('ready', () => {
+      if (subscribed) handlers.up();
+    });
+    const opened = connectClient(sub)
+      .then(() => sub.subscribe(channel, (message) => handlers.message(String(message))))
+      .then(() => {
+        subscribed = true;
+        handlers.up();
+      });
+    opened.catch(() => handlers.down());
+    return {
+      close: async () => {
+        // At once, not after the subscribe: a stalled server would hold close() up forever.
+        this.#subs.delete(sub);
+        try {
+          sub.destroy();
+        } catch {
+          // not open yet: nothing to end
+        }
+      },
+    };
+  }
+
   command(args: readonly string[]): Promise<unknown> {
     const cmd = this.#cmd!;
     return this.#send(() => this.#command(cmd, args));
@@ -340,6 +387,8 @@ export class NodeRedisDriver implements Driver {
     // A proof in flight finishes first: its poke deletes the canary keys (bounded: connect + DEL).
     await this.#sequence.canary.settle(2 * CANARY_TIMEOUT);
     for (const poker of this.#pokers) poker.destroy();
+    for (const sub of this.#subs) sub.destroy();
+    this.#subs.clear();
     if (!this.#own) {
       this.#cmd?.off('ready', this.#onUserReady);
       this.#cmd?.off('error', this.#onUserError);

@@ -59,6 +59,19 @@ export interface DriverHandlers {
   proven(proof: TrackingProof): void;
 }
 
+/** What a driver's subscription (Driver.subscribe) reports. Handlers must not throw. */
+export interface SubscriptionHandlers {
+  message(text: string): void;
+  /** Subscribed (again): messages published from now on arrive. */
+  up(): void;
+  /** The connection dropped: messages are lost until `up`. */
+  down(): void;
+}
+
+export interface Subscription {
+  close(): Promise<void>;
+}
+
 /** Handlers before the core installs its own: every event is dropped. */
 export const NO_HANDLERS: DriverHandlers = { invalidate() {}, reset() {}, disconnected() {}, proven() {} };
 
@@ -92,6 +105,12 @@ export interface Driver {
   scanNodes?(): readonly Driver[];
   /** Whether one script may name all these keys (a Cluster: one slot). Undefined: always. */
   sameSlot?(keys: readonly string[]): boolean;
+  /**
+   * Subscribes a connection of the driver's own to `channel` (direct grants, src/engine/grants.ts),
+   * opened now and re-subscribed after every reconnect. Undefined: the driver cannot (a Cluster,
+   * Sentinel, the memory backend), and waiters are woken by pushes alone.
+   */
+  subscribe?(channel: string, handlers: SubscriptionHandlers): Subscription;
   /** Set when the `durability` option asks for WAIT after every acquisition (Sentinel, Cluster). */
   readonly durability?: DurabilityCheck | undefined;
 }

@@ -2,6 +2,7 @@ import type { LeaseholdEvents } from '../events.ts';
 import type { Dispatcher } from '../notify/dispatcher.ts';
 import type { Runner } from '../runners/runner.ts';
 import type { GiveBacks } from './give-backs.ts';
+import type { Grants } from './grants.ts';
 import type { Renewer } from './renewer.ts';
 
 /** What every primitive of one Leasehold instance shares. @internal */
@@ -11,6 +12,8 @@ export interface Context {
   /** One Redis, for the specs that need one (semaphore, read-write, fair, election); none in quorum mode. */
   readonly single: Runner | undefined;
   readonly dispatcher: Dispatcher;
+  /** Direct grants to waiting mutexes (one Redis whose driver can subscribe); else undefined. */
+  readonly grants: Grants | undefined;
   readonly renewer: Renewer;
   /** Give-backs Redis has not confirmed, retried when a connection works again. */
   readonly giveBacks: GiveBacks;

@@ -9,6 +9,7 @@ import type { AcquireOp, Busy, Grant, Granted, Runner } from '../runners/runner.
 import type { Context } from './context.ts';
 import { type FollowSource, follow } from './follow.ts';
 import { confirmed, unanswered } from './give-backs.ts';
+import type { GrantSlot, Grants } from './grants.ts';
 import { Registry } from './registry.ts';
 import { calls, inOrder, type Spec } from './spec.ts';
 import { SpecCore, SpecOp } from './spec-core.ts';
@@ -50,6 +51,8 @@ export class Engine {
   acquire<K, R>(spec: Spec<K, R>, name: string, request: R, options: ValidAcquireOptions): Promise<Lease> {
     const { registers } = spec;
     const keys = spec.keys(this.#ctx.prefix, name, request);
+    const grants = spec.grants !== undefined && options.timeout !== 0 ? this.#ctx.grants : undefined;
+    if (grants !== undefined) return this.#acquireGranted(spec, name, request, options, grants);
     // A registering waiter's stored value is its place in Redis: one for the whole wait.
     const stored = registers === undefined ? '' : this.#stamp(options.owner);
     const join = registers !== undefined && options.timeout !== 0;
@@ -61,6 +64,60 @@ export class Engine {
       registers === undefined || !join
         ? undefined
         : this.#withdrawer(spec, name, keys, registers.withdraw(keys, stored), options.ttl),
+    );
+  }
+
+  /**
+   * A waiter that may be granted the lock directly (docs/safety.md, "Direct grants"): one stored
+   * value for its whole wait, registered in Redis by its attempts while it has a ticket, its
+   * lease delivered by whichever comes first of the published grant and an attempt that finds
+   * the lock granted. Gives the lock back if a grant reaches it after it gave up.
+   */
+  #acquireGranted<K, R>(
+    spec: Spec<K, R>,
+    name: string,
+    request: R,
+    options: ValidAcquireOptions,
+    grants: Grants,
+  ): Promise<Lease> {
+    const stored = this.#stamp(options.owner);
+    const slot = grants.open(stored);
+    const ttl = options.ttl;
+    let take: ((lease: Lease) => boolean) | undefined;
+    slot.onGrant = (fence, epoch) => {
+      const sentAt = slot.sentAt(epoch);
+      if (take === undefined || sentAt === undefined) return;
+      const keys = spec.keys(this.#ctx.prefix, name, request);
+      // The TTL started when the release ran, after attempt `epoch` reached Redis: count the
+      // lease's validity from that attempt's send time. Run out already (a wait longer than the
+      // TTL since that attempt): give it on; the waiter registers again with its next attempt.
+      if (monotonic() >= sentAt + ttl - drift(ttl)) {
+        const runner = this.#runnerFor(spec);
+        const back = calls(spec.release(keys, stored, request));
+        void this.#giveBack(name, () => confirmed(runner.release(back)), ttl);
+        return;
+      }
+      slot.delivered = true;
+      grants.forget(slot);
+      const lease = this.#hold(spec, name, keys, request, stored, { fence }, ttl, sentAt);
+      if (!take(lease)) void lease.release().catch(() => {});
+    };
+    const withdraw = () => {
+      grants.forget(slot);
+      if (!slot.registered || slot.delivered) return;
+      const keys = spec.keys(this.#ctx.prefix, name, request);
+      this.#withdraw(spec, name, keys, spec.grants!.withdraw(keys, stored), ttl);
+    };
+    const keys = spec.keys(this.#ctx.prefix, name, request);
+    return this.#waiting.wait(
+      name,
+      spec.waiting(keys, request, stored),
+      options,
+      () => this.#attempt(spec, name, request, ttl, stored, false, slot),
+      withdraw,
+      (adopt) => {
+        take = adopt;
+      },
     );
   }
 
@@ -193,6 +250,7 @@ export class Engine {
   /** close(): waiters reject, attempts in flight settle, held leases are released. */
   async close(): Promise<void> {
     this.#waiting.close();
+    await this.#ctx.grants?.close();
     await this.#registry.close();
   }
 
@@ -204,11 +262,14 @@ export class Engine {
     ttl: number,
     stored: string,
     join: boolean,
+    slot?: GrantSlot,
   ): Promise<Attempt<Lease>> {
     const runner = this.#runnerFor(spec);
     const keys = spec.keys(this.#ctx.prefix, name, request);
-    const how = spec.acquire(keys, stored, ttl, request, join);
-    const sentAt = monotonic();
+    const ticket = slot === undefined ? undefined : this.#ctx.grants?.ticket();
+    const how = spec.acquire(keys, stored, ttl, request, join, ticket);
+    let sentAt = monotonic();
+    if (ticket !== undefined) slot!.sent(ticket.epoch, sentAt);
     let grant: Grant;
     let gaveBack = false;
     let op: SpecOp<K, R> | undefined;
@@ -223,6 +284,20 @@ export class Engine {
       if (this.#ctx.closed) throw new ConnectionClosedError();
       throw error;
     }
+    if ('fence' in grant && slot !== undefined) {
+      if (slot.delivered) {
+        // The published grant came first and the waiter holds the lease: this reply found the
+        // same grant. A fresh SET NX under the same value would mean that lease was lost meanwhile;
+        // give the key back rather than leave it to its TTL.
+        if (grant.epoch === undefined) {
+          const back = calls(spec.release(keys, stored, request));
+          void this.#giveBack(name, () => confirmed(runner.release(back)), ttl);
+        }
+        return { retryIn: 0 };
+      }
+      // Granted before this attempt arrived: the TTL started after attempt `epoch` reached Redis.
+      if (grant.epoch !== undefined) sentAt = Math.min(sentAt, slot.sentAt(grant.epoch) ?? sentAt);
+    }
     if ('fence' in grant) {
       // The reply came so late that the lease's validity already ran out (a stalled event loop,
       // a slow network): handing it out would give the caller a lease that is lost on arrival.
@@ -233,8 +308,13 @@ export class Engine {
         this.#giveBack(name, () => confirmed(runner.release(back)), ttl);
         return { retryIn: this.#ctx.retryDelay };
       }
+      if (slot !== undefined) {
+        slot.delivered = true;
+        this.#ctx.grants?.forget(slot);
+      }
       return { acquired: this.#hold(spec, name, keys, request, stored, grant, ttl, sentAt) };
     }
+    if (ticket !== undefined) slot!.busy(ticket.epoch);
     // The key outlives its TTL only until someone touches it, and Redis's own expiry push can
     // lag by seconds on a busy server: retry at the holder's remaining TTL ourselves.
     let retryIn = this.#retryIn(grant.hint, ttl, runner.tracking);
@@ -330,7 +410,10 @@ export class Engine {
   #withdraw<K, R>(spec: Spec<K, R>, name: string, keys: K, call: ScriptCall, ttl: number): void {
     const runner = this.#runnerFor(spec);
     const send = async () => {
-      const next = spec.registers?.withdrawn?.(await runner.eval(call, 'withdraw'), keys);
+      // The reply first: `registers?.withdrawn?.(await ...)` would skip the call for a spec
+      // without `registers` (a mutex waiter registered for a direct grant).
+      const reply = await runner.eval(call, 'withdraw');
+      const next = spec.registers?.withdrawn?.(reply, keys);
       if (next !== undefined) this.#waiting.wake(next);
     };
     void this.#giveBack(name, send, ttl);

@@ -2,8 +2,11 @@ import { pair, toFence, toNumber } from '../base/replies.ts';
 import type { ScriptCall } from '../driver/types.ts';
 import type { Lease, LeaseInit } from '../lease.ts';
 import type { AcquireOp, Grant, Granted } from '../runners/runner.ts';
+import type { GrantTicket } from './grants.ts';
 import type { Holding } from './held.ts';
 import type { WaitSpec } from './waiting.ts';
+
+export type { GrantTicket };
 
 /**
  * A primitive as data: its keys, the scripts that take, keep and give back a lease, how their
@@ -24,7 +27,14 @@ export interface Spec<K = unknown, R = undefined> {
    * it), or steps taken one after another, each given back when a later one is busy (InOrder:
    * keys no one script can reach, on Cluster slots or a quorum).
    */
-  acquire(keys: K, stored: string, ttl: number, request: R, join: boolean): ScriptCall | InOrder;
+  acquire(
+    keys: K,
+    stored: string,
+    ttl: number,
+    request: R,
+    join: boolean,
+    ticket?: GrantTicket,
+  ): ScriptCall | InOrder;
   /** The acquire script's reply; default `{1, fence}` granted, `{0, hint}` busy (see grantOf). */
   parse?(reply: unknown, keys: K): Grant;
   /** One script per key the lease keeps; a lease with several is lost when any one is. */
@@ -50,6 +60,14 @@ export interface Spec<K = unknown, R = undefined> {
    * this process to wake). Such a spec runs on one Redis.
    */
   released?(reply: unknown, keys: K): { held: boolean; next?: string | undefined };
+  /**
+   * Direct grants (src/engine/grants.ts): a waiter passes `ticket` to `acquire` when it will
+   * wait, and is registered in Redis; a release hands the lock to the first one registered and
+   * publishes it. `withdraw` unregisters a waiter that gave up (and hands on a lock granted to
+   * it meanwhile). Only on one Redis whose driver can subscribe; the acquire reply may then be
+   * `{1, fence, epoch}` (see Grant.epoch).
+   */
+  readonly grants?: { withdraw(keys: K, stored: string): ScriptCall };
   /** Runs once a lease is granted; returns keys of this process to wake (an election's observers). */
   granted?(lease: Lease, keys: K): readonly string[] | undefined;
   /** The script that takes the lock whoever holds it (mutex): its reply is the fencing token. */
@@ -79,7 +97,10 @@ export const calls = (one: ScriptCall | readonly ScriptCall[]): readonly ScriptC
 /** The usual acquire reply: `{1, fencingToken}` granted, `{0, retry hint}` busy. */
 export function grantOf(reply: unknown, operation: string): Grant {
   const [ok, value] = pair(reply, operation);
-  return ok === 1 ? { fence: toFence(value) } : { hint: toNumber(value) };
+  if (ok !== 1) return { hint: toNumber(value) };
+  // A third element: granted by a release while the attempt was on its way (acquire.lua).
+  const epoch = (reply as unknown[])[2];
+  return epoch === undefined ? { fence: toFence(value) } : { fence: toFence(value), epoch: toNumber(epoch) };
 }
 
 /** Milliseconds as a script argument. */

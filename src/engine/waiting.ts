@@ -85,6 +85,7 @@ export class Waiting {
     options: ValidAcquireOptions,
     attempt: () => Promise<Attempt<Lease>>,
     withdraw?: () => void,
+    adopt?: (take: (lease: Lease) => boolean) => void,
   ): Promise<Lease> {
     const queueKey = queue.key;
     const { signal, timeout } = options;
@@ -141,6 +142,14 @@ export class Waiting {
           { ref: true },
         );
       }
+      // A lease that reached this waiter outside its attempts (a direct grant): resolves it,
+      // unless it has ended already (then the caller gives the lease back).
+      adopt?.((lease) => {
+        if (waiter.settled) return false;
+        this.#queues.get(queueKey)?.queue.remove(waiter);
+        waiter.resolve(lease);
+        return true;
+      });
       signal?.addEventListener('abort', onAbort, { once: true });
       if (this.#queues.has(queueKey) || this.#firsts.has(queueKey)) this.#queueFor(queue).add(waiter);
       else this.#first(queue, waiter);

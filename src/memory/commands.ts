@@ -50,6 +50,9 @@ const basicCommands: Record<string, CommandSpec> = {
     read: true,
     run: (store, keys) => keys.filter((key) => store.type(key) !== 'none').length,
   },
+  // The memory backend has no pub/sub: a direct grant (scripts/includes/grant-next.lua) reaches
+  // no one, so the release frees the lock and waiters are woken as before.
+  PUBLISH: { arity: 2, run: () => 0 },
   TYPE: { arity: 1, read: true, status: true, run: (store, [key = '']) => store.type(key) },
   PTTL: { arity: 1, read: true, run: (store, [key = '']) => store.pttl(key) },
   PEXPIRE: {

@@ -2,31 +2,40 @@ import { keyFor } from '../base/keys.ts';
 import { optionalText } from '../base/replies.ts';
 import type { ScriptCall } from '../driver/types.ts';
 import type { Holding } from '../engine/held.ts';
-import { ms, type Spec } from '../engine/spec.ts';
+import { type GrantTicket, ms, type Spec } from '../engine/spec.ts';
 import type { WaitSpec } from '../engine/waiting.ts';
 import type { Lease } from '../lease.ts';
 import { loadScript, scripts } from '../scripts/index.ts';
 import { fence, holder, type InspectionSpec, num } from './inspection.ts';
 import { layout } from './layout.ts';
 
-/** The mutex's keys: the lock (its holder's stored value, with a TTL) and its fencing counter. */
-export const mutexLayout = layout({ lock: '', fence: 'fence' });
+/**
+ * The mutex's keys: the lock (its holder's stored value, with a TTL), its fencing counter, and
+ * the queue and records of waiters registered for a direct grant (scripts/includes/grant-next.lua).
+ */
+export const mutexLayout = layout({ lock: '', fence: 'fence', waiters: 'waiters', grants: 'grants' });
 
-/** The two keys of one mutex: the lock and its fencing counter (same hash tag). */
+/** The keys of one mutex (same hash tag). */
 export interface MutexKeys {
   /** The lock name, for error messages. */
   name: string;
   lock: string;
   fence: string;
+  /** Waiters registered for a direct grant, in arrival order. */
+  waiters: string;
+  /** Their records: channel, ttl and epoch while waiting; fence and epoch once granted. */
+  grants: string;
 }
 
 /** The keys of mutex `name` (a multiLock takes the very same ones). */
 // Built on every acquisition, extension and release of every mutex and multiLock: one object
 // literal of a fixed shape rather than the layout's generic loop.
 const FENCE_TAIL = mutexLayout.tail('fence');
+const WAITERS_TAIL = mutexLayout.tail('waiters');
+const GRANTS_TAIL = mutexLayout.tail('grants');
 export const mutexKeys = (prefix: string, name: string): MutexKeys => {
   const lock = keyFor(prefix, name);
-  return { name, lock, fence: lock + FENCE_TAIL };
+  return { name, lock, fence: lock + FENCE_TAIL, waiters: lock + WAITERS_TAIL, grants: lock + GRANTS_TAIL };
 };
 
 /** A mutex as inspection reads it: `{now, value, pttl, fence}`. */
@@ -55,9 +64,24 @@ export const extendCall = (k: MutexKeys, stored: string, ttl: number): ScriptCal
   args: [stored, ms(ttl)],
 });
 
+/** Acquire, registering the waiter for a direct grant when it finds the lock held. */
+export const waitCall = (k: MutexKeys, stored: string, ttl: number, ticket: GrantTicket): ScriptCall => ({
+  script: scripts.acquire,
+  keys: [k.lock, k.fence, k.waiters, k.grants],
+  args: [stored, ms(ttl), `${ticket.channel}\n${ms(ttl)}\n${ticket.epoch}`],
+});
+
+/** Compare-and-delete, then a direct grant to the first registered waiter, if any. */
 export const releaseCall = (k: MutexKeys, stored: string): ScriptCall => ({
   script: scripts.release,
-  keys: [k.lock],
+  keys: [k.lock, k.fence, k.waiters, k.grants],
+  args: [stored],
+});
+
+/** A registered waiter gave up: unregister it, and hand on a lock granted to it meanwhile. */
+export const withdrawCall = (k: MutexKeys, stored: string): ScriptCall => ({
+  script: scripts.mutexWithdraw,
+  keys: [k.lock, k.fence, k.waiters, k.grants],
   args: [stored],
 });
 
@@ -89,8 +113,18 @@ export class MutexSpec implements Spec<MutexKeys, undefined> {
       restoreCall(k, lease.stored, ttl, lease.fencingToken),
   };
 
-  acquire(k: MutexKeys, stored: string, ttl: number): ScriptCall {
-    return acquireCall(k, stored, ttl);
+  /** Waiters may register for a direct grant (Engine, Grants): one Redis, with pub/sub. */
+  readonly grants = { withdraw: withdrawCall };
+
+  acquire(
+    k: MutexKeys,
+    stored: string,
+    ttl: number,
+    _request?: undefined,
+    _join?: boolean,
+    ticket?: GrantTicket,
+  ): ScriptCall {
+    return ticket === undefined ? acquireCall(k, stored, ttl) : waitCall(k, stored, ttl, ticket);
   }
 
   force(k: MutexKeys, stored: string, ttl: number): ScriptCall {

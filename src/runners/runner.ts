@@ -12,6 +12,11 @@ export interface Granted {
   fence: bigint;
   /** One fencing token per key, in the spec's key order (a multiLock's names). */
   fences?: readonly bigint[];
+  /**
+   * Direct grants: a release had granted the lock to this waiter before the attempt arrived; the
+   * grant's record named attempt `epoch`, whose send time bounds the lease's validity.
+   */
+  epoch?: number;
 }
 export interface Busy {
   hint: number;

@@ -64,6 +64,7 @@ export const scripts = {
   force: loadScript('force'),
   extend: loadScript('extend'),
   release: loadScript('release'),
+  mutexWithdraw: loadScript('mutex-withdraw'),
   fenceRaise: loadScript('fence-raise'),
   canary: loadScript('canary'),
   quorumRestore: loadScript('quorum-restore'),

@@ -1,9 +1,22 @@
--- Release a lease: delete the key only when it still holds this owner's token.
+-- Release a lease: delete the key only when it still holds this owner's token, then grant the
+-- lock to the first waiter registered for a direct grant, if any (includes/grant-next.lua).
 -- KEYS[1]  lock key
+-- KEYS[2]  fencing counter   (KEYS[2..4] optional: without them, no grant)
+-- KEYS[3]  waiters' queue
+-- KEYS[4]  waiters' records
 -- ARGV[1]  owner token
--- Returns  1 when deleted, 0 when the key was gone or held by someone else.
+-- Returns  1 when deleted (and granted on or not), 0 when the key was gone or held by someone else.
+--- @include "grant-next"
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
+  -- Only a name with registered waiters (or a granted lease's record) touches the others: a
+  -- user whose ACL predates direct grants (no HDEL, no PUBLISH) releases as before, since
+  -- without a subscription to its grant channel no waiter of theirs ever registers.
+  if KEYS[3] and redis.call('EXISTS', KEYS[4]) == 1 then
+    -- A granted lease's record, if a release comes before the attempt that would have read it.
+    redis.call('HDEL', KEYS[4], ARGV[1])
+    grantNext(KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+  end
   return 1
 end
 return 0

@@ -33,6 +33,9 @@ const fair = (token: string) => [
 ];
 const fairOut = ['fair', 'fair:queue', 'fair:deadlines'];
 const el = ['el', 'el:fence', 'el:log'];
+const granted = ['g', 'g:fence', 'g:waiters', 'g:grants'];
+/** A direct-grant record: channel, ttl, epoch (nobody listens on this channel, on either side). */
+const record = (epoch: number) => `ch\n${TTL}\n${epoch}`;
 const multi = ['ma', 'ma:fence', 'mb', 'mb:fence', 'mc', 'mc:fence'];
 
 /** Turn-key prefixes are ARGV: `@` stands for the run's prefix. */
@@ -47,6 +50,19 @@ export const steps: Step[] = [
   s('release', ['m'], 'o1'),
   s('release', ['m'], 'o2'),
   s('release', ['m'], 'o2'),
+  // direct grants: registration, a new epoch, withdraw, a grant nobody hears (PUBLISH counts 0)
+  s('acquire', granted, 'h1', TTL, record(1)),
+  s('acquire', granted, 'w1', TTL, record(2)),
+  s('acquire', granted, 'w1', TTL, record(3)),
+  s('acquire', granted, 'w2', TTL, record(4)),
+  c('HGET', 'g:grants', 'w1'),
+  c('ZRANGE', 'g:waiters', 0, -1),
+  s('mutex-withdraw', granted, 'w2'),
+  s('release', granted, 'h1'),
+  c('EXISTS', 'g', 'g:waiters', 'g:grants'),
+  s('acquire', granted, 'w3', TTL, record(5)),
+  s('mutex-withdraw', granted, 'w3'),
+  c('EXISTS', 'g'),
   c('SET', 'm:fence', '5000000000000000'),
   s('acquire', mutex, 'o3', TTL),
   c('GET', 'm:fence'),

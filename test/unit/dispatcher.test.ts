@@ -34,6 +34,7 @@ function engine(): { engine: Registry; dispatcher: Dispatcher; renewer: Renewer 
     runner: { tracking: true } as Runner,
     single: undefined,
     dispatcher,
+    grants: undefined,
     renewer,
     prefix: 't',
     ttl: 60_000,

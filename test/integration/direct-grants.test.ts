@@ -1,0 +1,156 @@
+// Direct grants (docs/direct-grants.md): a release hands a mutex to the first registered waiter
+// and publishes it. Each test's waiter polls only every 10 s (notifications: 'polling', a long
+// retryDelay), so a waiter that gets the lock within a second got it by the grant; the wake-all
+// path would have taken 10 s.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { describe, test } from 'node:test';
+import { Leasehold } from '../../src/index.ts';
+import { aborted, lockKey, mode, testDriver, uniquePrefix, useRedis, within } from '../harness/leasehold.ts';
+import { until } from '../harness/poll.ts';
+import { command } from '../harness/resp.ts';
+
+const redis = useRedis();
+const SLOW_POLL = 10_000;
+
+/** An instance whose waiters hear of nothing but grants for SLOW_POLL ms. */
+const deaf = (prefix: string) =>
+  Leasehold.connect({
+    url: redis.server.url,
+    driver: testDriver,
+    prefix,
+    notifications: 'polling',
+    retryDelay: SLOW_POLL,
+  });
+
+/** Grant channels with a subscriber, under `prefix`. */
+const channels = async (prefix: string) =>
+  ((await command(redis.server.port, ['PUBSUB', 'CHANNELS', `${prefix}:grants:*`])) as string[]).length;
+
+/**
+ * Opens `lh`'s grant subscription (its first wait does) and waits until Redis has it: from then
+ * on a waiter of `lh` registers with its first attempt.
+ */
+async function subscribed(holder: Leasehold, lh: Leasehold, prefix: string): Promise<void> {
+  const before = await channels(prefix);
+  const held = await holder.acquire('subscribe');
+  await lh.acquire('subscribe', { timeout: 50 }).catch(() => {});
+  await held.release();
+  await until('the grant subscription', async () => (await channels(prefix)) > before, {
+    timeout: 5_000,
+    interval: 10,
+  });
+}
+
+/** Waits until `n` waiters of `name` are registered in Redis. */
+const registered = (prefix: string, name: string, n: number) =>
+  until(
+    `${n} registered waiter(s)`,
+    async () => (await command(redis.server.port, ['ZCARD', `${lockKey(prefix, name)}:waiters`])) === n,
+    { timeout: 5_000, interval: 10 },
+  );
+
+describe(`direct grants (${mode})`, () => {
+  test('a release hands the lock to the registered waiter at once, with a higher fencing token', async () => {
+    const prefix = uniquePrefix('grant');
+    const a = await redis.instance(prefix);
+    const b = await deaf(prefix);
+    try {
+      await subscribed(a, b, prefix);
+      const held = await a.acquire('job');
+      const waiting = b.acquire('job', { timeout: 30_000 });
+      await registered(prefix, 'job', 1);
+      await held.release();
+      const lease = await within(waiting, 1_000, 'the granted lease');
+      assert.ok(lease.fencingToken > held.fencingToken, 'fencing token increased');
+      assert.ok(!lease.signal.aborted);
+      assert.equal(await command(redis.server.port, ['ZCARD', `${lockKey(prefix, 'job')}:waiters`]), 0);
+      await lease.release();
+      assert.equal(await command(redis.server.port, ['EXISTS', lockKey(prefix, 'job')]), 0, 'released');
+    } finally {
+      await b.close();
+    }
+  });
+
+  test('a granted holder hears of a DEL at once (tracking re-armed after the grant)', async (t) => {
+    if (mode.endsWith('polling')) return t.skip('polling mode has no pushes to re-arm');
+    const prefix = uniquePrefix('grant');
+    const a = await redis.instance(prefix);
+    const b = await redis.instance(prefix);
+    await subscribed(a, b, prefix);
+    const held = await a.acquire('job');
+    const waiting = b.acquire('job', { timeout: 10_000 });
+    await registered(prefix, 'job', 1);
+    await held.release();
+    const lease = await waiting;
+    // Let the grant's own push and what it sets off (the re-arming read) settle first.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await command(redis.server.port, ['DEL', lockKey(prefix, 'job')]);
+    await within(aborted(lease.signal), 1_000, 'the granted lease aborted after a DEL');
+  });
+
+  test('a waiter that gave up leaves no lock behind: the name is free after the release', async () => {
+    const prefix = uniquePrefix('grant');
+    const a = await redis.instance(prefix);
+    const b = await deaf(prefix);
+    try {
+      await subscribed(a, b, prefix);
+      const held = await a.acquire('job');
+      const controller = new AbortController();
+      const waiting = b.acquire('job', { timeout: 30_000, signal: controller.signal });
+      await registered(prefix, 'job', 1);
+      controller.abort(new Error('gave up'));
+      await assert.rejects(waiting, /gave up/);
+      await registered(prefix, 'job', 0);
+      await held.release();
+      const again = await a.tryAcquire('job');
+      assert.ok(again !== undefined, 'the name is free');
+      await again.release();
+    } finally {
+      await b.close();
+    }
+  });
+
+  test('a waiter whose process died is skipped: the next one gets the lock', async () => {
+    const prefix = uniquePrefix('grant');
+    const a = await redis.instance(prefix);
+    const held = await a.acquire('job');
+    // A waiter in a process of its own, registered first, then SIGKILLed.
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        `import { Leasehold } from ${JSON.stringify(new URL('../../src/index.ts', import.meta.url).pathname)};
+         const lh = await Leasehold.connect({ url: ${JSON.stringify(redis.server.url)}, driver: ${JSON.stringify(testDriver)},
+           prefix: ${JSON.stringify(prefix)}, notifications: 'polling', retryDelay: 100 });
+         await lh.acquire('job', { timeout: 60_000 });`,
+      ],
+      { stdio: 'ignore' },
+    );
+    const b = await deaf(prefix);
+    try {
+      await registered(prefix, 'job', 1);
+      await subscribed(a, b, prefix);
+      const waiting = b.acquire('job', { timeout: 30_000 });
+      await registered(prefix, 'job', 2);
+      const live = await channels(prefix);
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+      // Redis drops the dead process's subscriber once it has seen the socket close.
+      await until('the dead subscriber gone', async () => (await channels(prefix)) === live - 1, {
+        timeout: 5_000,
+        interval: 10,
+      });
+      await held.release();
+      const lease = await within(waiting, 1_000, 'the live waiter granted');
+      assert.ok(lease.fencingToken > held.fencingToken);
+      await lease.release();
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await b.close();
+    }
+  });
+});
