@@ -103,14 +103,16 @@ function shortfalls(results: Results): string[] {
           : `The floor in this run (a bare socket push plus one round trip: no Redis client, no Lua) has ` +
             `p50 ${fmtMs(floor)} ms, which leaves ${fmtMs(Math.max(0, 0.15 - floor))} ms for a Redis client, ` +
             'a Lua script and two turns of the event loop: no client library comes near that here. ') +
-        (s.handoff?.floor === undefined
+        (s.handoff?.grantFloor === undefined
           ? ''
-          : `Across processes, the same loop over bare sockets with leasehold’s scripts (section 2) has p50 ` +
-            `${fmtMs(s.handoff.floor.gap.p50)} ms: waking a second process and the herd cost that much before ` +
-            'any client library. ') +
-        'leasehold’s gap is a small multiple of the floor. What remains is the Redis client’s write ' +
-        'scheduling and the herd: every waiting process retries on the push and all but one lose. The fair ' +
-        'lock (`lh.fairLock`) wakes only the next waiter in line.',
+          : 'Since issue 27 a release grants the lock to one registered waiter and publishes it ' +
+            '([direct grants](direct-grants.md)); the direct-grant floor in the same processes (section 2, ' +
+            `bare sockets, no client library) has p50 ${fmtMs(s.handoff.grantFloor.gap.p50)} ms. `) +
+        'What remains above it: the other waiting processes still hear the grant’s invalidation push (they ' +
+        'track the lock key so as to hear of a lock freed any other way) and each sends one attempt that ' +
+        'fails, on the same two cores as the grantee; and the Redis client’s parse and promise hops in the ' +
+        'grantee. A peer polling every millisecond keeps every process awake and pays for it in idle load ' +
+        '(section 5).',
     );
   }
   if (any((id) => (s.handoff?.contenders[id]?.gap.p99 ?? 0) > 1)) {

@@ -68,7 +68,7 @@ export class Engine {
   }
 
   /**
-   * A waiter that may be granted the lock directly (docs/safety.md, "Direct grants"): one stored
+   * A waiter that may be granted the lock directly (docs/direct-grants.md): one stored
    * value for its whole wait, registered in Redis by its attempts while it has a ticket, its
    * lease delivered by whichever comes first of the published grant and an attempt that finds
    * the lock granted. Gives the lock back if a grant reaches it after it gave up.
@@ -81,28 +81,43 @@ export class Engine {
     grants: Grants,
   ): Promise<Lease> {
     const stored = this.#stamp(options.owner);
-    const slot = grants.open(stored);
     const ttl = options.ttl;
     let take: ((lease: Lease) => boolean) | undefined;
-    slot.onGrant = (fence, epoch) => {
-      const sentAt = slot.sentAt(epoch);
-      if (take === undefined || sentAt === undefined) return;
-      const keys = spec.keys(this.#ctx.prefix, name, request);
-      // The TTL started when the release ran, after attempt `epoch` reached Redis: count the
-      // lease's validity from that attempt's send time. Run out already (a wait longer than the
-      // TTL since that attempt): give it on; the waiter registers again with its next attempt.
-      if (monotonic() >= sentAt + ttl - drift(ttl)) {
-        const runner = this.#runnerFor(spec);
-        const back = calls(spec.release(keys, stored, request));
-        void this.#giveBack(name, () => confirmed(runner.release(back)), ttl);
-        return;
-      }
-      slot.delivered = true;
-      grants.forget(slot);
-      const lease = this.#hold(spec, name, keys, request, stored, { fence }, ttl, sentAt);
-      if (!take(lease)) void lease.release().catch(() => {});
+    let slot: GrantSlot | undefined;
+    const open = (): GrantSlot => {
+      const opened = grants.open(stored);
+      opened.onGrant = (fence, epoch) => {
+        const sentAt = opened.sentAt(epoch);
+        if (take === undefined || sentAt === undefined) return;
+        const keys = spec.keys(this.#ctx.prefix, name, request);
+        // The TTL started when the release ran, after attempt `epoch` reached Redis: count the
+        // lease's validity from that attempt's send time. Run out already (a wait longer than
+        // the TTL since that attempt): give it on; the waiter registers again with its next attempt.
+        if (monotonic() >= sentAt + ttl - drift(ttl)) {
+          const runner = this.#runnerFor(spec);
+          const back = calls(spec.release(keys, stored, request));
+          void this.#giveBack(name, () => confirmed(runner.release(back)), ttl);
+          return;
+        }
+        opened.delivered = true;
+        grants.forget(opened);
+        const lease = this.#hold(spec, name, keys, request, stored, { fence }, ttl, sentAt);
+        if (!take(lease)) void lease.release().catch(() => {});
+      };
+      return opened;
+    };
+    const attempt = (): Promise<Attempt<Lease>> => {
+      if (slot !== undefined) return this.#attempt(spec, name, request, ttl, stored, false, slot);
+      // The first attempt registers nothing, so that an uncontended acquisition pays nothing for
+      // grants (a slot, a ticket, two more keys). Busy: attempt again at once, registered.
+      return this.#attempt(spec, name, request, ttl, stored, false).then((result) => {
+        if ('acquired' in result) return result;
+        slot = open();
+        return { retryIn: 0 };
+      });
     };
     const withdraw = () => {
+      if (slot === undefined) return;
       grants.forget(slot);
       if (!slot.registered || slot.delivered) return;
       const keys = spec.keys(this.#ctx.prefix, name, request);
@@ -113,7 +128,7 @@ export class Engine {
       name,
       spec.waiting(keys, request, stored),
       options,
-      () => this.#attempt(spec, name, request, ttl, stored, false, slot),
+      attempt,
       withdraw,
       (adopt) => {
         take = adopt;

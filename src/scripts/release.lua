@@ -6,17 +6,20 @@
 -- KEYS[4]  waiters' records
 -- ARGV[1]  owner token
 -- Returns  1 when deleted (and granted on or not), 0 when the key was gone or held by someone else.
---- @include "grant-next"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  -- Only a name with registered waiters (or a granted lease's record) touches the others: a
-  -- user whose ACL predates direct grants (no HDEL, no PUBLISH) releases as before, since
-  -- without a subscription to its grant channel no waiter of theirs ever registers.
-  if KEYS[3] and redis.call('EXISTS', KEYS[4]) == 1 then
-    -- A granted lease's record, if a release comes before the attempt that would have read it.
-    redis.call('HDEL', KEYS[4], ARGV[1])
-    grantNext(KEYS[1], KEYS[2], KEYS[3], KEYS[4])
-  end
+-- The common release (nobody registered) runs three commands and defines no function: the grant
+-- step's functions are defined below the early return, where only a release with waiters gets.
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+redis.call('DEL', KEYS[1])
+-- Only a name with registered waiters (or a granted lease's record) touches the others: a
+-- user whose ACL predates direct grants (no HDEL, no PUBLISH) releases as before, since
+-- without a subscription to its grant channel no waiter of theirs ever registers.
+if not KEYS[3] or redis.call('EXISTS', KEYS[4]) == 0 then
   return 1
 end
-return 0
+--- @include "grant-next"
+-- A granted lease's record, if a release comes before the attempt that would have read it.
+redis.call('HDEL', KEYS[4], ARGV[1])
+grantNext(KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+return 1
