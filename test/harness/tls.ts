@@ -130,32 +130,40 @@ export async function startTlsServer(
   certs: Certificates,
   options: { cert: string; key: string; clients: 'yes' | 'no' },
 ): Promise<TlsServer | undefined> {
-  const tlsPort = await freePort();
-  let server: RedisServer;
-  try {
-    server = await RedisServer.start({
-      args: [
-        '--tls-port',
-        String(tlsPort),
-        '--tls-cert-file',
-        options.cert,
-        '--tls-key-file',
-        options.key,
-        '--tls-ca-cert-file',
-        certs.ca,
-        '--tls-auth-clients',
-        options.clients,
-      ],
-    });
-  } catch (error) {
-    if (/TLS|tls-port|Bad directive/i.test(String(error))) return undefined;
-    throw error;
+  // Servers started side by side can race for a port freePort() handed out: a bind error on the
+  // TLS port is retried on another one, never taken for "this build has no TLS" (which it was:
+  // the quorum TLS test then read `url` of undefined, one CI run in many).
+  for (let attempt = 1; ; attempt++) {
+    const tlsPort = await freePort();
+    let server: RedisServer;
+    try {
+      server = await RedisServer.start({
+        args: [
+          '--tls-port',
+          String(tlsPort),
+          '--tls-cert-file',
+          options.cert,
+          '--tls-key-file',
+          options.key,
+          '--tls-ca-cert-file',
+          certs.ca,
+          '--tls-auth-clients',
+          options.clients,
+        ],
+      });
+    } catch (error) {
+      const text = String(error);
+      if (/in use|bind/i.test(text) && attempt < 5) continue;
+      // A redis-server built without TLS refuses the directives: the caller skips, saying so.
+      if (/Bad directive|unknown option|not supported/i.test(text)) return undefined;
+      throw error;
+    }
+    return {
+      server,
+      tlsPort,
+      url: (auth) => `rediss://${auth === undefined ? '' : `${auth}@`}127.0.0.1:${tlsPort}`,
+    };
   }
-  return {
-    server,
-    tlsPort,
-    url: (auth) => `rediss://${auth === undefined ? '' : `${auth}@`}127.0.0.1:${tlsPort}`,
-  };
 }
 
 /** The text of a PEM file. */
