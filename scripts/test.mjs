@@ -74,7 +74,7 @@ const SERVER_SUITES = [
   {
     dir: 'integration',
     names:
-      /^(mutex|mutex-faults|mutex-processes|own-client|own-keys|quorum|cluster|key-majority|sentinel|semaphore|rwlock|fair|election|conformance-redis|redis-contract|script-tracking|memory-scripts|restart-empty|stalls|fence-expiry|key-lifetimes|events|notifications|doctor|release-race|extend-race|inspect|live-view)\.test\.ts$/,
+      /^(mutex|mutex-faults|mutex-processes|own-client|own-keys|quorum|cluster|key-majority|sentinel|semaphore|rwlock|fair|election|conformance-redis|redis-contract|script-tracking|memory-scripts|restart-empty|stalls|fence-expiry|key-lifetimes|events|notifications|doctor|release-race|extend-race|inspect|live-view|direct-grants)\.test\.ts$/,
     envs: [tracked('node-redis'), tracked('ioredis')],
   },
   { dir: 'fault', names: /^safety\.test\.ts$/, envs: [tracked('node-redis')] },
