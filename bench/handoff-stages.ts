@@ -30,7 +30,14 @@ import { now, type Summary, round as sig, summarize } from './lib/stats.ts';
 import { Worker } from './lib/workers.ts';
 import { lockName } from './scenarios/context.ts';
 import { bareHandoffs } from './scenarios/floor.ts';
-import { analyse, type CellResult, combine, type RoundSamples, STAGES } from './stages/analyse.ts';
+import {
+  analyse,
+  type CellResult,
+  combine,
+  GRANT_STAGES,
+  type RoundSamples,
+  STAGES,
+} from './stages/analyse.ts';
 import type { StagesRun } from './stages/worker.ts';
 
 const { values } = parseArgs({
@@ -144,7 +151,7 @@ try {
       const p50 = [...result.gaps].sort((a, b) => a - b)[Math.floor(result.gaps.length / 2)] ?? Number.NaN;
       console.log(
         `  round ${r + 1} ${label(cell)}: ${result.gaps.length} handoffs, gap p50 ${p50.toFixed(3)} ms, ` +
-          `${result.pushGaps.length} push-driven, ${(result.attempts / result.gaps.length).toFixed(2)} attempts/handoff`,
+          `${result.pushGaps.length} push-driven, ${result.grantGaps.length} by grant, ${(result.attempts / result.gaps.length).toFixed(2)} attempts/handoff`,
       );
     }
   }
@@ -194,6 +201,22 @@ for (const [stage, text] of STAGES)
       .join(' | ')} |`,
   );
 
+if (results.some((r) => r.grantDriven > 0)) {
+  const granted = results.filter((r) => r.probe && r.grantDriven > 0);
+  console.log(
+    '\nHandoffs by direct grant (p50 / p99 / mean, ms; means add up to the grant-driven gap mean):\n',
+  );
+  console.log(
+    `| stage | ${granted.map((r) => `${r.contender}, ${r.waiters} waiting (${r.grantDriven})`).join(' | ')} |`,
+  );
+  console.log(`| --- |${granted.map(() => ' ---: |').join('')}`);
+  const cell = (s: Summary | undefined) =>
+    s === undefined ? '–' : `${ms(s.p50)} / ${ms(s.p99)} / ${ms(s.mean)}`;
+  console.log(`| gap | ${granted.map((r) => cell(r.grantDrivenGap)).join(' | ')} |`);
+  for (const [stage, text] of GRANT_STAGES)
+    console.log(`| ${text} | ${granted.map((r) => cell(r.grantStages[stage])).join(' | ')} |`);
+}
+
 const rounded = (value: unknown): unknown =>
   typeof value === 'number'
     ? sig(value)
@@ -223,6 +246,7 @@ await writeFile(
       clockOffsets: [...offsets.values()].map((o) => rounded(o)),
       inProcessFloor: rounded(inProcess),
       stages: Object.fromEntries(STAGES),
+      grantStages: Object.fromEntries(GRANT_STAGES),
       cells: rounded(results),
     },
     null,

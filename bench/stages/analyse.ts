@@ -16,12 +16,27 @@ export const STAGES = [
 ] as const;
 export type Stage = (typeof STAGES)[number][0];
 
+/**
+ * The stages of a handoff by direct grant (docs/direct-grants.md): the release script granted the
+ * lock and published it on the waiter's channel; no attempt of the waiter's is on the path.
+ */
+export const GRANT_STAGES = [
+  ['release', 'holder: release() called → release script written'],
+  ['server', 'release written → grant message read in the waiter (Redis, kernel, scheduling)'],
+  ['settle', 'grant read → `leasehold:acquired` published (client parse, library)'],
+  ['resume', 'published → acquire() resolved in user code (promise hops)'],
+] as const;
+export type GrantStage = (typeof GRANT_STAGES)[number][0];
+
 /** One round's raw samples (ms), before pooling. */
 export interface RoundSamples {
   gaps: number[];
   /** Gaps of the handoffs whose winning attempt was written after reading the release's push. */
   pushGaps: number[];
   stages: Record<Stage, number[]>;
+  /** Gaps of the handoffs delivered by a grant message before any attempt's reply. */
+  grantGaps: number[];
+  grantStages: Record<GrantStage, number[]>;
   /** Push-driven handoffs where no setImmediate was scheduled while the push was handled. */
   undelivered: number;
   /** Acquire attempts written inside the window, by every worker. */
@@ -39,6 +54,9 @@ export interface CellResult {
   /** Per round, gap p50 (ms). */
   roundGapP50: number[];
   stages: Partial<Record<Stage, Summary>>;
+  grantDriven: number;
+  grantDrivenGap: Summary;
+  grantStages: Partial<Record<GrantStage, Summary>>;
 }
 
 /** Pools the rounds' samples of one cell. */
@@ -49,6 +67,11 @@ export function combine(rounds: readonly RoundSamples[]): CellResult {
     const all = rounds.flatMap((r) => r.stages[s]);
     if (all.length > 0) stages[s] = summarize(all);
   }
+  const grantStages: CellResult['grantStages'] = {};
+  for (const [s] of GRANT_STAGES) {
+    const all = rounds.flatMap((r) => r.grantStages[s]);
+    if (all.length > 0) grantStages[s] = summarize(all);
+  }
   return {
     handoffs,
     pushDriven: rounds.reduce((n, r) => n + r.pushGaps.length, 0),
@@ -58,6 +81,9 @@ export function combine(rounds: readonly RoundSamples[]): CellResult {
     pushDrivenGap: summarize(rounds.flatMap((r) => r.pushGaps)),
     roundGapP50: rounds.map((r) => summarize(r.gaps).p50),
     stages,
+    grantDriven: rounds.reduce((n, r) => n + r.grantGaps.length, 0),
+    grantDrivenGap: summarize(rounds.flatMap((r) => r.grantGaps)),
+    grantStages,
   };
 }
 
@@ -89,6 +115,11 @@ export function analyse(
   const gaps: number[] = [];
   const pushGaps: number[] = [];
   const samples = Object.fromEntries(STAGES.map(([s]) => [s, [] as number[]])) as Record<Stage, number[]>;
+  const grantGaps: number[] = [];
+  const grantSamples = Object.fromEntries(GRANT_STAGES.map(([s]) => [s, [] as number[]])) as Record<
+    GrantStage,
+    number[]
+  >;
   let last: Extract<Item, { kind: 'rel' }> | undefined;
   let undelivered = 0;
   for (const item of items) {
@@ -106,6 +137,20 @@ export function analyse(
     const pushRead = a.pushRead === undefined ? Number.NaN : a.pushRead - w;
     const written = a.written - w;
     const reply = a.reply === undefined ? Number.NaN : a.reply - w;
+    const g = item.record.grant;
+    const grantRead = g === undefined ? Number.NaN : g.read - w;
+    // Delivered by the grant: its message came after the release and before any reply to an
+    // attempt sent since (an invalidation-driven attempt that answered "already yours" first
+    // would have delivered it instead).
+    if (grantRead >= released - TOLERANCE && !(reply >= released - TOLERANCE && reply < grantRead)) {
+      grantGaps.push(gap);
+      const published = g?.acquiredEvent === undefined ? item.t : g.acquiredEvent - w;
+      grantSamples.release.push(released - last.t);
+      grantSamples.server.push(grantRead - released);
+      grantSamples.settle.push(published - grantRead);
+      grantSamples.resume.push(item.t - published);
+      continue;
+    }
     if (!(pushRead >= released - TOLERANCE && written >= pushRead && reply >= written)) continue;
     pushGaps.push(gap);
     const delivered = a.delivered === undefined ? undefined : a.delivered - w;
@@ -122,5 +167,5 @@ export function analyse(
     samples.settle.push((published ?? item.t) - reply);
     samples.resume.push(item.t - (published ?? item.t));
   }
-  return { gaps, pushGaps, stages: samples, undelivered, attempts };
+  return { gaps, pushGaps, stages: samples, grantGaps, grantStages: grantSamples, undelivered, attempts };
 }

@@ -29,6 +29,14 @@ export interface Attempt {
   acquiredEvent?: number;
 }
 
+/** A direct grant's message (docs/direct-grants.md) read in this process. */
+export interface GrantRecord {
+  /** The chunk carrying the message on the grant subscription's socket was read. */
+  read: number;
+  /** leasehold published `leasehold:acquired` after it. */
+  acquiredEvent?: number;
+}
+
 export class Probe {
   #acquire = '';
   #release = '';
@@ -37,6 +45,8 @@ export class Probe {
   /** Times every acquire attempt was written (the herd's attempts, counted by the parent). */
   readonly attemptTimes: number[] = [];
   attempt: Attempt | undefined;
+  /** The first grant message read since the worker cleared it (before each acquire). */
+  grant: GrantRecord | undefined;
   /** When the release script was handed to socket.write since the last `expectRelease()`. */
   releaseWritten: number | undefined;
 
@@ -55,7 +65,9 @@ export class Probe {
       this.#instrument((message as { socket: Socket }).socket);
     });
     diagnosticsChannel.subscribe('leasehold:acquired', () => {
-      if (this.attempt !== undefined) this.attempt.acquiredEvent ??= now();
+      const t = now();
+      if (this.attempt !== undefined) this.attempt.acquiredEvent ??= t;
+      if (this.grant !== undefined) this.grant.acquiredEvent ??= t;
     });
     const original = globalThis.setImmediate;
     const wrapped = (callback: (...args: unknown[]) => void, ...args: unknown[]) => {
@@ -85,6 +97,9 @@ export class Probe {
         awaitingReply = undefined;
       }
       const chunk = args[0];
+      // A grant: a pub/sub message on a leasehold grant channel (`<prefix>:grants:<token>`).
+      if (Buffer.isBuffer(chunk) && chunk.includes(':grants:') && chunk.includes('message'))
+        probe.grant ??= { read: t };
       if (!Buffer.isBuffer(chunk) || !chunk.includes('invalidate')) return emit.call(this, event, ...args);
       const push: PushRecord = { read: t };
       probe.#lastPush = push;

@@ -11,7 +11,7 @@ import type { ContenderClient } from '../contenders/types.ts';
 import { now } from '../lib/stats.ts';
 import type { Event, Notice, Reply, Request } from '../workers/protocol.ts';
 import { ACQUIRE_SHA, BareLock, type BareMode, RELEASE_SHA } from './bare.ts';
-import { type Attempt, Probe } from './probe.ts';
+import { type Attempt, type GrantRecord, Probe } from './probe.ts';
 
 const me = Number(process.env['BENCH_WORKER'] ?? '0');
 const probe = new Probe();
@@ -25,6 +25,8 @@ export interface AcquisitionRecord {
   /** acquire() resolved in user code. */
   t: number;
   attempt: Omit<Attempt, 'push'> & { pushRead?: number; scheduled?: number; delivered?: number };
+  /** A direct grant's message read during this acquisition, and the acquired event after it. */
+  grant?: GrantRecord;
 }
 
 export interface ReleaseRecord {
@@ -85,12 +87,15 @@ async function handoff(
   const run: StagesRun = { acquisitions: [], releases: [], attempts: probe.attemptTimes };
   while (!stopping) {
     probe.attempt = undefined;
+    probe.grant = undefined;
     const lease = await lock.acquire(name, ttl);
     const t = now();
     send({ event: 'acq', worker: me, t });
     const a = probe.attempt as Attempt | undefined;
+    const g = probe.grant as GrantRecord | undefined;
     run.acquisitions.push({
       t,
+      ...(g === undefined ? {} : { grant: { ...g } }),
       attempt: {
         written: a?.written ?? Number.NaN,
         ...(a?.reply === undefined ? {} : { reply: a.reply }),
