@@ -25,8 +25,15 @@ export const contenders: readonly Contender[] = [
 /** Run beside the contenders by one scenario and divided by in the report, never listed as one. */
 const floors: readonly Contender[] = [crossProcessFloor, directGrantFloor];
 
+/** Opt-in modes measured by the scenarios that ask for them (the idle-waiter handoff, the load chart). */
+export const modes: readonly Contender[] = [
+  leasehold('node-redis', 'current', true),
+  leasehold('ioredis', 'current', true),
+];
+
 export function contender(id: string): Contender {
-  const found = contenders.find((c) => c.id === id) ?? floors.find((c) => c.id === id);
+  const found =
+    contenders.find((c) => c.id === id) ?? floors.find((c) => c.id === id) ?? modes.find((c) => c.id === id);
   if (found === undefined) throw new Error(`unknown contender ${id}`);
   return found;
 }

@@ -42,9 +42,9 @@ function held(lease: Lease): Held {
  * leasehold with one of its drivers and default settings (notifications: 'tracking'); `baseline`:
  * the build of the commit given by `--baseline`, labelled with that commit.
  */
-export function leasehold(driver: Driver, build: Build = 'current'): Contender {
+export function leasehold(driver: Driver, build: Build = 'current', lowLatency = false): Contender {
   const baseline = build === 'baseline';
-  const id = `leasehold-${baseline ? 'baseline-' : ''}${driver}`;
+  const id = `leasehold-${baseline ? 'baseline-' : ''}${driver}${lowLatency ? '-low-latency' : ''}`;
   return {
     id,
     ...(baseline ? { baseline: true } : {}),
@@ -63,7 +63,9 @@ export function leasehold(driver: Driver, build: Build = 'current'): Contender {
             : undefined;
       return {
         id,
-        label: baseline ? `leasehold @ ${commit} (${driver})` : `leasehold (${driver})`,
+        label: baseline
+          ? `leasehold @ ${commit} (${driver})`
+          : `leasehold (${driver}${lowLatency ? ', lowLatency' : ''})`,
         library: 'leasehold',
         version: baseline
           ? `baseline: ${process.env['BENCH_LEASEHOLD_BASELINE_NOTE'] ?? 'not built'}`
@@ -81,6 +83,9 @@ export function leasehold(driver: Driver, build: Build = 'current'): Contender {
           timeout: 'Infinity (default)',
           renewal: 'every ttl / 3, batched',
           retryDelay: 100,
+          ...(lowLatency
+            ? { lowLatency: 'true (a PING every 2 ms during the first 1000 ms of a wait)' }
+            : {}),
         },
         ...(missing === undefined ? {} : { unavailable: missing }),
       };
@@ -90,7 +95,7 @@ export function leasehold(driver: Driver, build: Build = 'current'): Contender {
       // leasehold imports its client library lazily inside connect(), under its 5 s connectTimeout;
       // a cold import in a freshly started worker on a busy machine can take most of that.
       await import(driver === 'node-redis' ? 'redis' : 'ioredis');
-      const lh = await Leasehold.connect({ url, driver });
+      const lh = await Leasehold.connect({ url, driver, ...(lowLatency ? { lowLatency: true } : {}) });
       return {
         // The default timeout is Infinity: acquire() itself waits as long as it takes.
         acquire: async (name, { ttl, signal }) =>

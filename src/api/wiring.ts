@@ -4,6 +4,7 @@ import { Engine } from '../engine/engine.ts';
 import { GiveBacks } from '../engine/give-backs.ts';
 import { Grants } from '../engine/grants.ts';
 import { Renewer } from '../engine/renewer.ts';
+import { Warmth } from '../engine/warmth.ts';
 import { Inspector } from '../inspect/inspector.ts';
 import { Dispatcher } from '../notify/dispatcher.ts';
 import type { ValidConnectOptions } from '../options/index.ts';
@@ -57,6 +58,11 @@ export function wire(
     grants:
       quorum === undefined && driver.subscribe !== undefined ? new Grants(driver, options.prefix) : undefined,
     renewer,
+    // One PING per interval on each node's command connection (a quorum waits on all of them).
+    warmth:
+      options.lowLatency === undefined
+        ? undefined
+        : new Warmth(options.lowLatency, () => Promise.all(drivers.map((d) => d.command(['PING'])))),
     prefix: options.prefix,
     ttl: options.ttl,
     retryDelay: options.retryDelay,

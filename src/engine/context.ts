@@ -4,6 +4,7 @@ import type { Runner } from '../runners/runner.ts';
 import type { GiveBacks } from './give-backs.ts';
 import type { Grants } from './grants.ts';
 import type { Renewer } from './renewer.ts';
+import type { Warmth } from './warmth.ts';
 
 /** What every primitive of one Leasehold instance shares. @internal */
 export interface Context {
@@ -15,6 +16,8 @@ export interface Context {
   /** Direct grants to waiting mutexes (one Redis whose driver can subscribe); else undefined. */
   readonly grants: Grants | undefined;
   readonly renewer: Renewer;
+  /** The opt-in low-latency mode (connect option `lowLatency`): PINGs while waits are young. */
+  readonly warmth?: Warmth | undefined;
   /** Give-backs Redis has not confirmed, retried when a connection works again. */
   readonly giveBacks: GiveBacks;
   readonly prefix: string;

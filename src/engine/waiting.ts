@@ -34,6 +34,8 @@ interface EngineWaiter extends Waiter<Lease> {
   attempt(): Promise<Attempt<Lease>>;
   /** Why the last attempt could not even ask (Redis or a quorum unreachable), for the timeout error. */
   lastError: LeaseholdError | undefined;
+  /** It has to wait (it is queued): the low-latency mode keeps the process warm (Warmth). */
+  queued(): void;
 }
 
 /**
@@ -94,9 +96,11 @@ export class Waiting {
     const startedAt = monotonic();
     return new Promise<Lease>((resolve, reject) => {
       let cancelTimer: (() => void) | undefined;
+      let endWarmth: (() => void) | undefined;
       const cleanup = () => {
         waiter.settled = true;
         cancelTimer?.();
+        endWarmth?.();
         signal?.removeEventListener('abort', onAbort);
       };
       const fail = (error: unknown) => {
@@ -126,6 +130,9 @@ export class Waiting {
         },
         giveUp: (error) => fail(error ?? timeoutError()),
         lastError: undefined,
+        queued: () => {
+          endWarmth ??= this.#ctx.warmth?.begin();
+        },
       };
       // Unreachable nodes are a different failure than a busy lock: say which one it was.
       const timeoutError = () =>
@@ -151,8 +158,10 @@ export class Waiting {
         return true;
       });
       signal?.addEventListener('abort', onAbort, { once: true });
-      if (this.#queues.has(queueKey) || this.#firsts.has(queueKey)) this.#queueFor(queue).add(waiter);
-      else this.#first(queue, waiter);
+      if (this.#queues.has(queueKey) || this.#firsts.has(queueKey)) {
+        waiter.queued();
+        this.#queueFor(queue).add(waiter);
+      } else this.#first(queue, waiter);
     });
   }
 
@@ -199,6 +208,7 @@ export class Waiting {
       // that came while the attempt was out may have freed the lock after the attempt read it.
       const quiet = queued === undefined && this.#ctx.dispatcher.pushes === pushes && this.#wakes === wakes;
       // Whoever queued meanwhile arrived after this waiter: it goes first.
+      waiter.queued();
       this.#queueFor(spec).add(waiter, quiet ? result.retryIn : undefined, true);
     };
     const settle = (result: Attempt<Lease> | undefined, error?: unknown) => {
@@ -259,6 +269,7 @@ export class Waiting {
 
   /** close(): every waiter rejects with ConnectionClosedError. */
   close(): void {
+    this.#ctx.warmth?.stop();
     for (const { queue, unwatch } of this.#queues.values()) {
       for (const waiter of queue.drain()) waiter.giveUp(new ConnectionClosedError());
       unwatch();

@@ -27,7 +27,12 @@ export {
   MAX_OWNER_LENGTH,
   MAX_TTL,
 } from './check.ts';
-export { type ConnectOptions, checkConnectOptions, type ValidConnectOptions } from './connect.ts';
+export {
+  type ConnectOptions,
+  checkConnectOptions,
+  type LowLatency,
+  type ValidConnectOptions,
+} from './connect.ts';
 export {
   checkInspectOptions,
   checkListOptions,

@@ -74,5 +74,18 @@ describe('connect options', () => {
     assert.equal(o.prefix, 'leasehold');
     assert.equal(o.notifications, 'auto');
     assert.equal(o.driver, 'node-redis');
+    assert.equal(o.lowLatency, undefined);
+  });
+  test('lowLatency: off, true (defaults) or { interval, window } in range', () => {
+    assert.equal(checkConnectOptions({ lowLatency: false }).lowLatency, undefined);
+    assert.deepEqual(checkConnectOptions({ lowLatency: true }).lowLatency, { interval: 2, window: 1_000 });
+    assert.deepEqual(checkConnectOptions({ lowLatency: { interval: 5 } }).lowLatency, {
+      interval: 5,
+      window: 1_000,
+    });
+    rejects(() => checkConnectOptions({ lowLatency: 'yes' }), 'lowLatency', '"yes"');
+    rejects(() => checkConnectOptions({ lowLatency: { interval: 0 } }), 'lowLatency.interval', '0');
+    rejects(() => checkConnectOptions({ lowLatency: { window: 120_000 } }), 'lowLatency.window', '120000');
+    assert.throws(() => checkConnectOptions({ lowLatency: { every: 1 } }), /unknown option "every"/);
   });
 });
