@@ -196,7 +196,13 @@ async function main(): Promise<void> {
     console.log(`\n${scenario.title}`);
     const t0 = performance.now();
     try {
-      (results.scenarios as Record<string, unknown>)[scenario.id] = await scenario.run(ctx);
+      const contenders = runnable.filter(
+        (c) => c.scenarios === undefined || c.scenarios.includes(scenario.id),
+      );
+      (results.scenarios as Record<string, unknown>)[scenario.id] = await scenario.run({
+        ...ctx,
+        contenders,
+      });
     } catch (error) {
       results.errors[scenario.id] = error instanceof Error ? (error.stack ?? error.message) : String(error);
       console.log(`  FAILED: ${results.errors[scenario.id]}`);

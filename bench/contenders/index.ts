@@ -1,7 +1,7 @@
 import { crossProcessFloor, directGrantFloor } from './floor.ts';
 import { leasehold } from './leasehold.ts';
-import { redisSemaphore, redisSemaphoreTuned } from './redis-semaphore.ts';
-import { redlock, redlockTuned } from './redlock.ts';
+import { redisSemaphore, redisSemaphorePolls, redisSemaphoreTuned } from './redis-semaphore.ts';
+import { redlock, redlockPolls, redlockTuned } from './redlock.ts';
 import { redlockUniversal, redlockUniversalTuned } from './redlock-universal.ts';
 import type { Contender } from './types.ts';
 
@@ -20,6 +20,12 @@ export const contenders: readonly Contender[] = [
   redisSemaphoreTuned,
   redlockUniversal,
   redlockUniversalTuned,
+  // Run only where their `scenarios` say: leasehold's low-latency mode (handoffs, idle load) and
+  // the peers at longer poll intervals (the latency-versus-load chart of section 2b).
+  leasehold('node-redis', 'current', true),
+  leasehold('ioredis', 'current', true),
+  ...redisSemaphorePolls,
+  ...redlockPolls,
 ];
 
 /** Run beside the contenders by one scenario and divided by in the report, never listed as one. */
@@ -32,8 +38,7 @@ export const modes: readonly Contender[] = [
 ];
 
 export function contender(id: string): Contender {
-  const found =
-    contenders.find((c) => c.id === id) ?? floors.find((c) => c.id === id) ?? modes.find((c) => c.id === id);
+  const found = contenders.find((c) => c.id === id) ?? floors.find((c) => c.id === id);
   if (found === undefined) throw new Error(`unknown contender ${id}`);
   return found;
 }

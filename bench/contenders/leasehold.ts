@@ -48,6 +48,7 @@ export function leasehold(driver: Driver, build: Build = 'current', lowLatency =
   return {
     id,
     ...(baseline ? { baseline: true } : {}),
+    ...(lowLatency ? { scenarios: ['handoff', 'idleHandoff', 'idle'] } : {}),
     // Documented layout `<prefix>:{<name>}` with the default prefix.
     keyOf: (name) => `leasehold:{${name}}`,
     async info(): Promise<ContenderInfo> {

@@ -7,51 +7,57 @@ import { ioredisClient, packageVersion, retryUntil, usingHandle } from './util.t
  * `tuned`: retryDelay 1 ms with 1 ms of jitter (its smallest sane setting: 0 would spin) and
  * ioredis auto-pipelining.
  */
-const make = (tuned: boolean): Contender => ({
-  id: tuned ? 'redlock-tuned' : 'redlock',
-  keyOf: (name) => name,
-  async info(): Promise<ContenderInfo> {
-    // One throwaway instance to read the effective defaults back; it never connects.
-    const settings = new Redlock([{} as never], tuned ? TUNED : {}).settings;
-    return {
-      id: tuned ? 'redlock-tuned' : 'redlock',
-      label: tuned
-        ? '@sesamecare-oss/redlock, tuned (retryDelay 1 ± 1 ms, auto-pipelining)'
-        : '@sesamecare-oss/redlock',
-      library: '@sesamecare-oss/redlock',
-      version: packageVersion('@sesamecare-oss/redlock'),
-      client: 'ioredis',
-      clientVersion: packageVersion('ioredis'),
-      api: 'new Redlock([client]); redlock.using([name], ttl, routine)',
-      lossSignal: 'the AbortSignal using() passes to the routine (aborts when auto-extension fails)',
-      waiting:
-        'using() retries retryCount times every retryDelay ± retryJitter ms; on ExecutionError it is called again',
-      settings: { ...settings, ...(tuned ? { enableAutoPipelining: true } : {}) },
-    };
-  },
-  async connect(url: string): Promise<ContenderClient> {
-    const client = await ioredisClient(url, tuned);
-    const lock = new Redlock([client], tuned ? TUNED : {});
-    return {
-      acquire: (name, { ttl, signal }) =>
-        retryUntil(
-          () => usingHandle((routine) => lock.using([name], ttl, routine)),
-          (error) => error instanceof ExecutionError,
-          signal,
-        ),
-      async close() {
-        await client.quit();
-      },
-    };
-  },
-});
+const make = (tuned: boolean, delay = 1): Contender => {
+  const id = !tuned ? 'redlock' : delay === 1 ? 'redlock-tuned' : `redlock-poll-${delay}ms`;
+  const TUNED = { retryDelay: delay, retryJitter: Math.max(1, delay / 2) };
+  return {
+    id,
+    // The retry-delay variants only feed the latency-versus-load chart (section 2b).
+    ...(tuned && delay !== 1 ? { scenarios: ['idleHandoff'] as const } : {}),
+    keyOf: (name) => name,
+    async info(): Promise<ContenderInfo> {
+      // One throwaway instance to read the effective defaults back; it never connects.
+      const settings = new Redlock([{} as never], tuned ? TUNED : {}).settings;
+      return {
+        id,
+        label: tuned
+          ? `@sesamecare-oss/redlock${delay === 1 ? ', tuned' : ''} (retryDelay ${delay} ± ${TUNED.retryJitter} ms, auto-pipelining)`
+          : '@sesamecare-oss/redlock',
+        library: '@sesamecare-oss/redlock',
+        version: packageVersion('@sesamecare-oss/redlock'),
+        client: 'ioredis',
+        clientVersion: packageVersion('ioredis'),
+        api: 'new Redlock([client]); redlock.using([name], ttl, routine)',
+        lossSignal: 'the AbortSignal using() passes to the routine (aborts when auto-extension fails)',
+        waiting:
+          'using() retries retryCount times every retryDelay ± retryJitter ms; on ExecutionError it is called again',
+        settings: { ...settings, ...(tuned ? { enableAutoPipelining: true } : {}) },
+      };
+    },
+    async connect(url: string): Promise<ContenderClient> {
+      const client = await ioredisClient(url, tuned);
+      const lock = new Redlock([client], tuned ? TUNED : {});
+      return {
+        acquire: (name, { ttl, signal }) =>
+          retryUntil(
+            () => usingHandle((routine) => lock.using([name], ttl, routine)),
+            (error) => error instanceof ExecutionError,
+            signal,
+          ),
+        async close() {
+          await client.quit();
+        },
+      };
+    },
+  };
+};
 
-/**
- * The tuned settings: retry every 1-2 ms. retryCount stays at its default: using() extends with the
- * same settings, and 10,000 retries there would take 10-20 s to report a lost lock (the caller's
- * loop calls using() again when an acquisition runs out of retries).
- */
-const TUNED = { retryDelay: 1, retryJitter: 1 };
+// The tuned settings (TUNED in make()): retry every 1-2 ms (jitter: half the delay, at least 1 ms).
+// retryCount stays at its default: using() extends with the same settings, and 10,000 retries
+// there would take 10-20 s to report a lost lock (the caller's loop calls using() again when an
+// acquisition runs out of retries).
 
 export const redlock = make(false);
 export const redlockTuned = make(true);
+/** The tuned set-up at longer retry delays: the latency-versus-load chart's points. */
+export const redlockPolls = [2, 5, 10].map((ms) => make(true, ms));

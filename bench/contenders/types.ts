@@ -55,6 +55,8 @@ export interface Contender {
    * names a baseline, never by default.
    */
   readonly baseline?: true;
+  /** Only these scenarios run it (bench/index.ts); every scenario when undefined. */
+  readonly scenarios?: readonly string[];
   /** Describes the contender; `ttl` is the value the scenarios pass, recorded next to the defaults. */
   info(): Promise<ContenderInfo>;
   connect(url: string): Promise<ContenderClient>;

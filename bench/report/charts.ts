@@ -87,6 +87,69 @@ function strip(title: string, axis: string, rows: Row[], order: string[]): vl.To
   } as vl.TopLevelSpec;
 }
 
+/** One point of the latency-versus-load chart. */
+interface LoadPoint {
+  family: string;
+  label: string;
+  load: number;
+  p50: number;
+}
+
+/**
+ * Latency against the load paid for it (section 2b): one line per library over its poll
+ * intervals, single points for leasehold's modes and the floors. Log-log: the loads span four
+ * orders of magnitude.
+ */
+function tradeoff(title: string, points: LoadPoint[]): vl.TopLevelSpec {
+  const x = {
+    field: 'load',
+    type: 'quantitative' as const,
+    title: 'Redis commands/s during the idle-waiter handoffs (log)',
+    scale: { type: 'log' as const },
+  };
+  const y = {
+    field: 'p50',
+    type: 'quantitative' as const,
+    title: 'handoff gap p50, ms (log)',
+    scale: { type: 'log' as const },
+  };
+  const color = {
+    field: 'family',
+    type: 'nominal' as const,
+    title: null,
+    legend: { columns: 3, labelLimit: 240 },
+  };
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title,
+    width,
+    height: 300,
+    config,
+    background: 'white',
+    data: { values: points },
+    encoding: { x, y, color },
+    layer: [
+      { mark: { type: 'line', point: { filled: true, size: 60 } }, encoding: { order: { field: 'load' } } },
+      {
+        mark: { type: 'text', align: 'left', dx: 6, dy: -6, fontSize: 9, font },
+        encoding: { text: { field: 'label', type: 'nominal' }, color: { value: '#444' } },
+      },
+    ],
+  } as vl.TopLevelSpec;
+}
+
+/** The chart's family and point label of an idle-handoff contender. */
+function family(id: string, label: string): { family: string; label: string } {
+  const poll = /poll-(\d+)ms$/.exec(id)?.[1] ?? (id.endsWith('-tuned') ? '1' : undefined);
+  if (id.startsWith('leasehold'))
+    return {
+      family: label.replace(', lowLatency', ''),
+      label: id.endsWith('low-latency') ? 'lowLatency' : 'default',
+    };
+  const library = id.replace(/-(tuned|poll-\d+ms)$/, '');
+  return { family: library, label: poll === undefined ? 'defaults' : `${poll} ms` };
+}
+
 /** Renders a vega-lite spec to an SVG document (no browser: vega's headless renderer). */
 export async function svg(spec: vl.TopLevelSpec): Promise<string> {
   const view = new vega.View(vega.parse(vl.compile(spec).spec), { renderer: 'none' });
@@ -116,6 +179,25 @@ export async function renderCharts(results: Results, dir: string): Promise<Chart
       title,
       spec: grouped(title, 'release → next acquire, ms (log)', rows, order, 'log'),
     });
+  }
+  if (s.idleHandoff !== undefined) {
+    const points: LoadPoint[] = [];
+    for (const [id, r] of Object.entries(s.idleHandoff.contenders)) {
+      if (!(r.commandsPerSecond! > 0)) continue;
+      points.push({ ...family(id, name(id)), load: r.commandsPerSecond!, p50: r.gap.p50 });
+    }
+    for (const [what, f] of [
+      ['direct-grant floor', s.idleHandoff.grantFloor],
+      ['wake-all floor', s.idleHandoff.floor],
+    ] as const) {
+      if (f?.commandsPerSecond !== undefined && f.commandsPerSecond > 0)
+        points.push({ family: what, label: what, load: f.commandsPerSecond, p50: f.gap.p50 });
+    }
+    if (points.length > 0) {
+      const title =
+        'Handoff to idle waiters: latency against the Redis load paid for it (lower left is better)';
+      charts.push({ file: 'idle-tradeoff.svg', title, spec: tradeoff(title, points) });
+    }
   }
   if (s.loss !== undefined) {
     const rows: Row[] = [];

@@ -15,29 +15,32 @@ export function lossCell(stats: LossStats | undefined, cap: number, stat: 'p50' 
 /** The short table for the README: one row per contender, the numbers users choose by. */
 export function headline(results: Results): string {
   const s = results.scenarios;
-  const rows = results.contenders.map((c) => {
-    if (c.unavailable !== undefined)
-      return [c.label, `not run: ${c.unavailable}`, '', '', '', '', '', '', ''];
-    const h = s.handoff?.contenders[c.id];
-    const idleTurns = s.idleHandoff?.contenders[c.id];
-    const loss = s.loss?.contenders[c.id];
-    const cap = s.loss?.settings['cap'] ?? 0;
-    const crash = s.crash?.contenders[c.id];
-    const idle = s.idle?.contenders[c.id];
-    const un = s.uncontended?.contenders[c.id];
-    const scale = s.scale?.contenders[c.id];
-    return [
-      c.label,
-      h === undefined ? '–' : `${fmtMs(h.gap.p50)} / ${fmtMs(h.gap.p99)} ms`,
-      idleTurns === undefined ? '–' : `${fmtMs(idleTurns.gap.p50)} / ${fmtMs(idleTurns.gap.p99)} ms`,
-      loss === undefined ? '–' : `${lossCell(loss.del, cap)} / ${lossCell(loss.takeover, cap)}`,
-      crash === undefined ? '–' : `${fmtMs(crash.excess.p50)} ms`,
-      idle === undefined ? '–' : fmtNum(idle.commandsPerSecond),
-      un === undefined ? '–' : fmtNum(un.parallel.opsPerSecond),
-      un === undefined ? '–' : fmtNum(un.sequential.opsPerSecond),
-      scale === undefined ? '–' : fmtBytes(scale.held.heapPerLease),
-    ];
-  });
+  // The peers' longer poll intervals belong to section 2b's chart, not the headline.
+  const rows = results.contenders
+    .filter((c) => !/-poll-\d+ms$/.test(c.id))
+    .map((c) => {
+      if (c.unavailable !== undefined)
+        return [c.label, `not run: ${c.unavailable}`, '', '', '', '', '', '', ''];
+      const h = s.handoff?.contenders[c.id];
+      const idleTurns = s.idleHandoff?.contenders[c.id];
+      const loss = s.loss?.contenders[c.id];
+      const cap = s.loss?.settings['cap'] ?? 0;
+      const crash = s.crash?.contenders[c.id];
+      const idle = s.idle?.contenders[c.id];
+      const un = s.uncontended?.contenders[c.id];
+      const scale = s.scale?.contenders[c.id];
+      return [
+        c.label,
+        h === undefined ? '–' : `${fmtMs(h.gap.p50)} / ${fmtMs(h.gap.p99)} ms`,
+        idleTurns === undefined ? '–' : `${fmtMs(idleTurns.gap.p50)} / ${fmtMs(idleTurns.gap.p99)} ms`,
+        loss === undefined ? '–' : `${lossCell(loss.del, cap)} / ${lossCell(loss.takeover, cap)}`,
+        crash === undefined ? '–' : `${fmtMs(crash.excess.p50)} ms`,
+        idle === undefined ? '–' : fmtNum(idle.commandsPerSecond),
+        un === undefined ? '–' : fmtNum(un.parallel.opsPerSecond),
+        un === undefined ? '–' : fmtNum(un.sequential.opsPerSecond),
+        scale === undefined ? '–' : fmtBytes(scale.held.heapPerLease),
+      ];
+    });
   const workers = s.handoff?.settings['workers'] ?? 4;
   const waiters = s.idle?.settings['waiters'] ?? 50;
   const inFlight = s.uncontended?.settings['inFlight'] ?? 64;

@@ -68,7 +68,12 @@ export function idleHandoffSection(results: Results): string[] {
     '',
     'With holds this long every waiter, and Redis itself, has gone to sleep by the time of the release: ' +
       'the gap includes waking them, which a peer that polls every millisecond never lets happen (it pays ' +
-      'in commands instead: section 5).',
+      'in commands instead: the Redis commands/s and CPU columns, counted over each round). ' +
+      'leasehold’s `lowLatency` rows are its opt-in warm waiter (docs/low-latency.md): a PING every 2 ms ' +
+      'while a wait is younger than 1 s. The peers’ `poll` rows are their tuned set-up at longer poll ' +
+      'intervals, for the chart below.',
+    '',
+    '![latency against load](benchmarks/idle-tradeoff.svg)',
   ];
 }
 
@@ -115,7 +120,16 @@ function turnsSection(results: Results, h: HandoffResult, title: string, hold: s
       `${h.clockOffsets.map((o) => `${fmtNum(o.offset * 1000, 0)} ± ${fmtNum(o.error * 1000, 0)} µs`).join(', ')}.`,
     '',
     table(
-      ['contender', 'gap p50', 'gap p99', 'handoffs/s', 'handoffs measured', 'overlaps'],
+      [
+        'contender',
+        'gap p50',
+        'gap p99',
+        'handoffs/s',
+        'handoffs measured',
+        'overlaps',
+        'Redis commands/s',
+        'Redis CPU ms/s',
+      ],
       Object.entries(h.contenders).map(([id, r]) => [
         name(id),
         `${fmtMs(r.gap.p50)} ms`,
@@ -123,6 +137,8 @@ function turnsSection(results: Results, h: HandoffResult, title: string, hold: s
         fmtNum(r.handoffsPerSecond),
         fmtNum(r.gap.n, 0),
         fmtNum(r.overlaps, 0),
+        r.commandsPerSecond === undefined ? '–' : fmtNum(r.commandsPerSecond, 0),
+        r.redisCpuPerSecond === undefined ? '–' : fmtNum(r.redisCpuPerSecond, 0),
       ]),
     ),
     ...(floors.length === 0

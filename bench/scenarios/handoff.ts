@@ -12,6 +12,10 @@ export interface HandoffRound extends Summary {
   overlaps: number;
   /** The releaser took the lock back itself (stepping aside makes this rare). */
   selfReacquires: number;
+  /** Commands Redis ran per second over the round (polls, PINGs, the handoffs themselves). */
+  commandsPerSecond?: number;
+  /** Redis CPU (user + sys) per second of the round, ms/s. */
+  redisCpuPerSecond?: number;
 }
 
 export interface HandoffResult {
@@ -35,6 +39,9 @@ export interface HandoffResult {
 export interface HandoffSummary {
   gap: Summary;
   handoffsPerSecond: number;
+  /** Median over rounds: the load each contender puts on Redis while handing off. */
+  commandsPerSecond?: number;
+  redisCpuPerSecond?: number;
   overlaps: number;
   rounds: HandoffRound[];
 }
@@ -118,6 +125,7 @@ async function turns(ctx: Context, cfg: Config['handoff'], scenario: string): Pr
               for (const other of workers) other.notify({ notice: 'held', by: event.worker, t: event.t });
           }),
         );
+        const before = await bench.counters();
         const started = now();
         const loops = workers.map((w) =>
           w.call<number>({
@@ -139,11 +147,18 @@ async function turns(ctx: Context, cfg: Config['handoff'], scenario: string): Pr
           await guard(ctx, scenario, c.id, () => Promise.reject(failed.reason));
           continue;
         }
-        const result = gaps(events, started + cfg.warmupMs, stopped);
+        const after = await bench.counters();
+        const seconds = (after.t - before.t) / 1000;
+        const result = {
+          ...gaps(events, started + cfg.warmupMs, stopped),
+          commandsPerSecond: (after.commands - before.commands) / seconds,
+          redisCpuPerSecond: (after.cpu - before.cpu) / seconds,
+        };
         rounds.get(c.id)!.push(result);
         ctx.log(
           `  ${scenario} ${c.id} round ${round + 1}: gap p50 ${ms(result.p50)} p99 ${ms(result.p99)}, ` +
-            `${result.handoffsPerSecond.toFixed(0)} handoffs/s, overlaps ${result.overlaps}`,
+            `${result.handoffsPerSecond.toFixed(0)} handoffs/s, overlaps ${result.overlaps}, ` +
+            `Redis ${result.commandsPerSecond.toFixed(0)} cmds/s, ${result.redisCpuPerSecond.toFixed(0)} ms CPU/s`,
         );
       }
     }
@@ -158,6 +173,8 @@ async function turns(ctx: Context, cfg: Config['handoff'], scenario: string): Pr
       const summary = {
         gap: medianSummary(list),
         handoffsPerSecond: median(list.map((r) => r.handoffsPerSecond)),
+        commandsPerSecond: median(list.map((r) => r.commandsPerSecond ?? Number.NaN)),
+        redisCpuPerSecond: median(list.map((r) => r.redisCpuPerSecond ?? Number.NaN)),
         overlaps: list.reduce((acc, r) => acc + r.overlaps, 0),
         rounds: list,
       };
