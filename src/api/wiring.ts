@@ -58,9 +58,10 @@ export function wire(
     grants:
       quorum === undefined && driver.subscribe !== undefined ? new Grants(driver, options.prefix) : undefined,
     renewer,
-    // One PING per interval on each node's command connection (a quorum waits on all of them).
+    // One PING per interval on each node's command connection (a quorum waits on all of them);
+    // the in-memory backend has no connection to keep warm.
     warmth:
-      options.lowLatency === undefined
+      options.lowLatency === undefined || options.memory !== undefined
         ? undefined
         : new Warmth(options.lowLatency, () => Promise.all(drivers.map((d) => d.command(['PING'])))),
     prefix: options.prefix,

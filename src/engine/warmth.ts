@@ -5,10 +5,10 @@ import type { LowLatency } from '../options/index.ts';
  * The opt-in low-latency mode: while a wait of this instance is younger than `window`, a PING
  * goes to Redis every `interval` ms (one in flight at most), whatever the number of waiters.
  *
- * Why a PING helps at all (measured, docs/low-latency.md): a process that slept for more than a few
- * ms runs the same code about three times slower when it wakes (caches and branch predictors
- * refilled after the machine's other work), so a handoff to an idle waiter takes twice as long as
- * one to a busy one, even though the grant reaches it by push either way. A PING every few ms keeps
+ * Why a PING helps at all (measured, docs/low-latency.md): a process that slept for tens of ms runs
+ * the same code up to four times slower when it wakes (caches and branch predictors refilled
+ * after the machine's other work), so a handoff to an idle waiter takes longer than one to a
+ * busy one, even though the grant reaches it by push either way. A PING every few ms keeps
  * the waiting process's socket, client and event loop warm; the grant still comes by push, and the
  * PINGs carry no decision, so safety does not depend on them. Their cost to Redis is bounded:
  * one cheap command per `interval` per waiting process, only during the first `window` of a wait.
@@ -58,14 +58,17 @@ export class Warmth {
     }
     if (this.#inFlight) return;
     this.#inFlight = true;
-    // A failed PING says nothing a waiter needs: the connection's own handling reports it.
-    this.#ping().then(
-      () => {
-        this.#inFlight = false;
-      },
-      () => {
-        this.#inFlight = false;
-      },
-    );
+    // A failed PING says nothing a waiter needs: the connection's own handling reports it. Called
+    // inside a promise job, so that a driver throwing at once cannot throw out of this timer.
+    Promise.resolve()
+      .then(this.#ping)
+      .then(
+        () => {
+          this.#inFlight = false;
+        },
+        () => {
+          this.#inFlight = false;
+        },
+      );
   };
 }

@@ -157,7 +157,7 @@ export interface ConnectOptions {
    * Opt-in low-latency mode for waiters (docs/low-latency.md): while a wait of this instance is
    * younger than `window` ms, one PING goes to Redis every `interval` ms (at most one in flight,
    * however many waiters), which keeps the waiting process warm: a lock handed to a waiter that
-   * has been idle arrives about twice as fast. Waiters are still woken and granted by push; the
+   * has been idle arrives sooner (docs/benchmarks.md, section 2b). Waiters are still woken and granted by push; the
    * PINGs decide nothing. `true` takes the defaults. Costs Redis 1000 / `interval` PINGs per second
    * per waiting process, during the first `window` ms of each wait only.
    * @default off; `true` = { interval: 2, window: 1_000 }

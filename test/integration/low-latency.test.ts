@@ -59,6 +59,27 @@ describe(`low-latency mode (${mode})`, () => {
     await lease.release();
   });
 
+  test('close() ends a young wait and its PINGs', async () => {
+    const prefix = uniquePrefix('warm');
+    const holder = await redis.instance(prefix);
+    const waiter = await redis.instance(prefix, 1_000, { lowLatency: { interval: 5, window: 10_000 } });
+    const held = await holder.acquire('job', { ttl: 10_000 });
+    const before = await pings();
+    // Observed from the start: close() rejects it before close() itself resolves.
+    const ended = waiter.acquire('job', { ttl: 10_000 }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await sleep(100);
+    assert.ok((await pings()) > before, 'the wait sent PINGs');
+    await waiter.close();
+    assert.equal(((await ended) as { code?: string } | undefined)?.code, 'LEASEHOLD_ERR_CONNECTION_CLOSED');
+    const closed = await pings();
+    await sleep(300);
+    assert.equal(await pings(), closed, 'no PING after close()');
+    await held.release();
+  });
+
   test('without lowLatency a wait sends no PING', async () => {
     const prefix = uniquePrefix('warm');
     const holder = await redis.instance(prefix);
