@@ -44,6 +44,8 @@ export class Worker {
   readonly #pid: number;
   readonly #inbox: WorkerMessage[] = [];
   readonly #waiters = new Set<Waiter>();
+  /** Called after every log append: `logged()` waiters. */
+  readonly #logWatchers = new Set<() => void>();
   #exit: WorkerExit | undefined;
   #log = '';
 
@@ -52,6 +54,7 @@ export class Worker {
     this.#pid = pid;
     const append = (text: string) => {
       this.#log = (this.#log + text).slice(-20_000);
+      for (const watcher of this.#logWatchers) watcher();
     };
     child.stderr?.on('data', (chunk: Buffer) => append(chunk.toString()));
     if (child.stdout) {
@@ -130,6 +133,31 @@ export class Worker {
         }, timeout),
       };
       this.#waiters.add(waiter);
+    });
+  }
+
+  /**
+   * Resolves once `log` matches `pattern`. The child's stderr and stdout are two pipes, read in
+   * whatever order the parent's event loop sees them: a line the child wrote to stderr before a
+   * message may reach `log` after the message does, so a test waits for it rather than reading
+   * `log` at once.
+   */
+  logged(pattern: RegExp, timeout = 5_000): Promise<void> {
+    if (pattern.test(this.#log)) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const watcher = () => {
+        if (!pattern.test(this.#log)) return;
+        clearTimeout(timer);
+        this.#logWatchers.delete(watcher);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.#logWatchers.delete(watcher);
+        reject(
+          new Error(`worker ${this.#pid}: log did not match ${pattern} within ${timeout} ms\n${this.#log}`),
+        );
+      }, timeout);
+      this.#logWatchers.add(watcher);
     });
   }
 
