@@ -16,6 +16,7 @@ import {
   checkMultiLock,
   checkName,
   checkOnceOptions,
+  type DriverKind,
   type InspectOptions,
   type ListOptions,
   type MultiLockOptions,
@@ -121,7 +122,7 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
      * came), retried as soon as a connection works again (the 'pending-releases' event).
      */
     pendingReleases: number;
-    driver: 'node-redis' | 'ioredis' | 'memory';
+    driver: DriverKind | 'memory';
     trackingRule: 'declared-keys' | 'read-keys' | undefined;
     notificationsReason: string | undefined;
   } {

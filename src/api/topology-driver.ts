@@ -18,7 +18,7 @@ export function topologyDriver(valid: ValidConnectOptions): Driver | undefined {
   }
   if (valid.sentinel !== undefined) {
     const { name, sentinels } = valid.sentinel;
-    const subscribe = valid.driver === 'ioredis' ? ioredisSubscribe : nodeRedisSubscribe;
+    const subscribe = valid.driver === 'node-redis' ? nodeRedisSubscribe : ioredisSubscribe(valid.driver);
     const canaryKey = defaultCanaryKey(prefix);
     return new SentinelDriver({ name, sentinels, tracking, factory, subscribe, durability, canaryKey });
   }

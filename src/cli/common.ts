@@ -10,6 +10,7 @@ import {
   checkTls,
   checkUrl,
   DEFAULT_PREFIX,
+  type DriverKind,
   defaultUrl,
   installedDriver,
   type TlsOptions,
@@ -36,7 +37,7 @@ export const connectionHelp = `Connection options:
   --redis <url>       Redis URL (default: $REDIS_URL, else redis://127.0.0.1:6379); rediss:// for
                       TLS. A password in it is never printed; $REDIS_URL keeps it out of ps
   --prefix <prefix>   key namespace (default: leasehold)
-  --driver <name>     node-redis or ioredis (default: the one installed, node-redis if both)
+  --driver <name>     node-redis, ioredis or iovalkey (default: the one installed, in that order)
   --tls-ca <file>     trust the CA certificates in this PEM file instead of Node's bundled ones
                       (NODE_EXTRA_CA_CERTS=<file> adds to them instead); needs rediss://
   --tls-cert <file>   client certificate (PEM), with --tls-key, for tls-auth-clients servers
@@ -50,7 +51,7 @@ export const connectionHelp = `Connection options:
 export interface Connection {
   url: string;
   prefix: string;
-  driver: 'node-redis' | 'ioredis';
+  driver: DriverKind;
   /** The --tls-* flags as the library's `tls` option; undefined when none was given. */
   tls?: TlsOptions | undefined;
 }
@@ -181,7 +182,7 @@ export async function openDriver(
   const { handlers, ...options } = extra;
   // The client package loads before the clock starts: on a busy machine its import alone took
   // seconds, which the timeout then reported as "no answer". A missing one is reported by connect().
-  await import(conn.driver === 'ioredis' ? 'ioredis' : 'redis').catch(() => {});
+  await import(conn.driver === 'node-redis' ? 'redis' : conn.driver).catch(() => {});
   const driver = createNodeDriver(conn.driver, { url: conn.url, tracking, tls: conn.tls, ...options });
   // Before connect(): the notification canary's verdict arrives during it.
   if (handlers !== undefined) driver.setHandlers(handlers);

@@ -20,7 +20,7 @@ export function isDefinitive(error: unknown): boolean {
  * The message for a client package that is not installed (a dynamic import's
  * ERR_MODULE_NOT_FOUND), or undefined for any other error.
  */
-export function missingPackage(error: unknown, pkg: 'redis' | 'ioredis'): string | undefined {
+export function missingPackage(error: unknown, pkg: 'redis' | 'ioredis' | 'iovalkey'): string | undefined {
   if ((error as { code?: unknown })?.code !== 'ERR_MODULE_NOT_FOUND') return undefined;
   const other = pkg === 'redis' ? "ioredis (driver: 'ioredis')" : "redis (driver: 'node-redis')";
   return `the "${pkg}" package is not installed: npm install ${pkg} (or install ${other})`;

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { within } from '../base/timeouts.ts';
 import { Arm, canaryKeyOf } from './arm.ts';
 import { CANARY_TIMEOUT } from './canary.ts';
-import { missingPackage } from './connect-errors.ts';
+import { loadIoredis } from './load-ioredis.ts';
 import { reconnectDelay } from './node-redis-client.ts';
 import { Recovery } from './recovery.ts';
 import { TickWrites } from './tick-writes.ts';
@@ -94,8 +94,12 @@ export class IoredisDriver implements Driver {
   /** Our own command connection's writes, one per turn (a caller's client is left as it is). */
   readonly #writes: TickWrites | undefined;
 
-  constructor(options: NodeDriverOptions) {
+  /** The package our own connections are made with: ioredis, or iovalkey (its fork). */
+  readonly #pkg: 'ioredis' | 'iovalkey';
+
+  constructor(options: NodeDriverOptions, pkg: 'ioredis' | 'iovalkey' = 'ioredis') {
     this.#options = options;
+    this.#pkg = pkg;
     this.#tracking = options.tracking;
     this.#own = options.client === undefined;
     this.#writes = this.#own ? new TickWrites() : undefined;
@@ -123,9 +127,9 @@ export class IoredisDriver implements Driver {
   }
 
   async connect(): Promise<void> {
-    const { Redis: RedisClass } = await import('ioredis').catch((error: unknown) => {
-      throw new Error(missingPackage(error, 'ioredis') ?? asError(error).message, { cause: error });
-    });
+    // A user's client (ioredis's or iovalkey's) makes every other connection by duplicate():
+    // no package is loaded for it, so an iovalkey client works without ioredis installed.
+    const RedisClass = this.#own ? await loadIoredis(this.#pkg) : undefined;
     // Fail fast while disconnected instead of queueing: the core retries on its own schedule,
     // and a queued extension would land long after it could help. Commands in flight when the
     // connection drops fail at once and are never sent again after the reconnect: ioredis's
@@ -146,10 +150,10 @@ export class IoredisDriver implements Driver {
     // commands of one turn still go out together: TickWrites corks the socket until the turn ends.
     const commands = { ...base, enableAutoPipelining: false } as const;
     this.#newClient = (options) =>
-      this.#own
+      RedisClass !== undefined
         ? new RedisClass(this.#options.url, { ...base, ...options })
         : (this.#options.client as Redis).duplicate({ ...base, ...options });
-    if (this.#own) {
+    if (RedisClass !== undefined) {
       this.#cmd = new RedisClass(this.#options.url, commands);
     } else {
       this.#cmd = this.#options.client as Redis;
@@ -160,7 +164,8 @@ export class IoredisDriver implements Driver {
       // RESP2 on purpose: ioredis 6 speaks RESP3 by default and drops RESP3 invalidation pushes,
       // while RESP2 delivers them as messages on the channel.
       const subOptions = { ...base, autoResubscribe: false, protocol: 2 } as const;
-      const sub = this.#own ? new RedisClass(this.#options.url, subOptions) : cmd.duplicate(subOptions);
+      const sub =
+        RedisClass !== undefined ? new RedisClass(this.#options.url, subOptions) : cmd.duplicate(subOptions);
       this.#sub = sub;
       this.#watch(sub);
       sub.on('messageBuffer', (channel: Buffer, message: unknown) => {

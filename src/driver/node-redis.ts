@@ -44,6 +44,12 @@ export class NodeRedisDriver implements Driver {
   #cmd: Client | undefined;
   #notify: Client | undefined;
   readonly #own: boolean;
+  /**
+   * A user's client that uses client-side caching of its own: leasehold cannot redirect its
+   * tracking, so it makes its own command connection from it (duplicate(): the same server,
+   * credentials and TLS) and leaves the client itself alone.
+   */
+  readonly #template: Client | undefined;
   /** Our own connection's commands, handed to node-redis 8 per write (PacedSends says why). */
   readonly #paced: PacedSends | undefined;
   readonly #options: NodeDriverOptions;
@@ -56,7 +62,9 @@ export class NodeRedisDriver implements Driver {
   constructor(options: NodeDriverOptions) {
     this.#options = options;
     this.#tracking = options.tracking;
-    this.#own = options.client === undefined;
+    const user = options.client as Client | undefined;
+    this.#template = user !== undefined && cachesClientSide(user) ? user : undefined;
+    this.#own = user === undefined || this.#template !== undefined;
     this.#paced = this.#own ? new PacedSends() : undefined;
     const limit = options.commandTimeout ?? DEFAULT_COMMAND_TIMEOUT;
     this.#recovery = new Recovery(limit, (waited) => this.#stalled(waited));
@@ -85,13 +93,6 @@ export class NodeRedisDriver implements Driver {
       return;
     }
     const user = this.#options.client as Client;
-    const userOptions = user.options ?? {};
-    if (userOptions['clientSideCache'] !== undefined || userOptions['emitInvalidate'] === true) {
-      throw new TypeError(
-        'leasehold: option "client" must not use client-side caching (clientSideCache / emitInvalidate): ' +
-          'leasehold enables CLIENT TRACKING on it with REDIRECT to its own connection',
-      );
-    }
     this.#cmd = user;
     // "Connected or connectable": a client not connected yet is connected here (and stays the
     // user's: close() leaves it open). Without this every command failed ("The client is
@@ -107,21 +108,39 @@ export class NodeRedisDriver implements Driver {
   /** A new client for our own command connection (at connect, and after giving one up). */
   #ownClient(): Client {
     const redis = this.#redis!;
-    const cmd = redis.createClient({
-      url: this.#options.url,
-      RESP: 3,
+    const common = {
+      RESP: 3 as const,
       disableOfflineQueue: true,
       // leasehold bounds its own waits: Recovery's one watchdog per connection, not node-redis 6's
       // AbortSignal.timeout per command (a timer and a signal for every command).
       commandOptions: { timeout: 0 },
-      // A fresh object: node-redis merges the URL's host, port and tls flag into it.
-      socket: {
-        connectTimeout: this.#recovery.limit,
-        reconnectStrategy: this.#reconnect,
-        ...(this.#options.tls === undefined ? {} : { tls: true as const, ...this.#options.tls }),
-      },
-      ...(this.#tracking ? { clientSideCache: pushReceiver(redis, this.#deliver) } : {}),
-    }) as unknown as Client;
+    };
+    const cache = this.#tracking ? { clientSideCache: pushReceiver(redis, this.#deliver) } : {};
+    const template = this.#template;
+    const cmd = (template !== undefined
+      ? template.duplicate({
+          ...common,
+          // The user's cache is theirs: never carried over to our connection.
+          clientSideCache: undefined,
+          emitInvalidate: false,
+          ...cache,
+          socket: {
+            ...((template.options?.['socket'] as object | undefined) ?? {}),
+            connectTimeout: this.#recovery.limit,
+            reconnectStrategy: this.#reconnect,
+          },
+        })
+      : redis.createClient({
+          url: this.#options.url,
+          ...common,
+          ...cache,
+          // A fresh object: node-redis merges the URL's host, port and tls flag into it.
+          socket: {
+            connectTimeout: this.#recovery.limit,
+            reconnectStrategy: this.#reconnect,
+            ...(this.#options.tls === undefined ? {} : { tls: true as const, ...this.#options.tls }),
+          },
+        })) as unknown as Client;
     this.#cmd = cmd;
     this.#watch(cmd, () => this.#armSelf(), true);
     return cmd;
@@ -408,4 +427,10 @@ export class NodeRedisDriver implements Driver {
         ),
     ]);
   }
+}
+
+/** A node-redis client set up for client-side caching of its own (RESP3 tracking on it). */
+function cachesClientSide(client: Client): boolean {
+  const options = client.options ?? {};
+  return options['clientSideCache'] !== undefined || options['emitInvalidate'] === true;
 }

@@ -1,3 +1,5 @@
+import { loadIoredis } from './load-ioredis.ts';
+
 /** A pub/sub subscription that reconnects by itself; `ready` runs after every (re)subscribe. */
 export type Subscribe = (
   url: string,
@@ -24,24 +26,26 @@ export const nodeRedisSubscribe: Subscribe = (url, channel, handlers) => {
   };
 };
 
-/** ioredis: a RESP2 subscriber (ioredis resubscribes on reconnect). */
-export const ioredisSubscribe: Subscribe = (url, channel, handlers) => {
-  const opened = import('ioredis').then(async ({ Redis }) => {
-    const client = new Redis(url, { lazyConnect: true, protocol: 2 });
-    client.on('error', () => {});
-    client.on('ready', () => handlers.ready());
-    client.on('message', (from: string, message: string) => {
-      if (from === channel) handlers.message(message);
+/** ioredis (or iovalkey, its fork): a RESP2 subscriber (it resubscribes on reconnect). */
+export const ioredisSubscribe =
+  (pkg: 'ioredis' | 'iovalkey'): Subscribe =>
+  (url, channel, handlers) => {
+    const opened = loadIoredis(pkg).then(async (Redis) => {
+      const client = new Redis(url, { lazyConnect: true, protocol: 2 });
+      client.on('error', () => {});
+      client.on('ready', () => handlers.ready());
+      client.on('message', (from: string, message: string) => {
+        if (from === channel) handlers.message(message);
+      });
+      await client.connect();
+      await client.subscribe(channel);
+      return client;
     });
-    await client.connect();
-    await client.subscribe(channel);
-    return client;
-  });
-  opened.catch(() => {});
-  return {
-    close: async () => {
-      const client = await opened.catch(() => undefined);
-      client?.disconnect();
-    },
+    opened.catch(() => {});
+    return {
+      close: async () => {
+        const client = await opened.catch(() => undefined);
+        client?.disconnect();
+      },
+    };
   };
-};

@@ -243,3 +243,9 @@ export async function closeWithin(
     }
   }
 }
+
+/**
+ * The client libraries leasehold drives: node-redis (`redis`), ioredis, and iovalkey (Valkey's
+ * fork of ioredis, the same API: driven by the ioredis driver, its connections made with iovalkey).
+ */
+export type DriverKind = 'node-redis' | 'ioredis' | 'iovalkey';

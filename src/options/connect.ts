@@ -16,6 +16,7 @@ import {
   checkPrefix,
   checkUrl,
   DEFAULT_PREFIX,
+  type DriverKind,
   defaultUrl,
   detectClient,
   installedDriver,
@@ -37,16 +38,17 @@ export interface ConnectOptions {
    */
   url?: string;
   /**
-   * Bring your own connected (or connectable) node-redis or ioredis client for commands;
+   * Bring your own connected (or connectable) node-redis, ioredis or iovalkey client for commands;
    * leasehold then opens only the one extra connection notifications need.
    */
   client?: unknown;
   /**
    * Which client library leasehold drives when it opens connections itself.
    * @default the kind of `client` when one is passed; else 'node-redis' when the `redis`
-   * package is installed, 'ioredis' when only `ioredis` is (`lh.stats.driver` says which)
+   * package is installed, else 'ioredis' when `ioredis` is, else 'iovalkey' when `iovalkey` (Valkey's
+   * fork of ioredis) is (`lh.stats.driver` says which)
    */
-  driver?: 'node-redis' | 'ioredis';
+  driver?: DriverKind;
   /**
    * Independent masters (not replicas of each other) for quorum (Redlock) mode: an odd number,
    * 3 or more. A lease then needs a majority of them; see docs/topologies.md.
@@ -180,7 +182,7 @@ export interface ValidConnectOptions extends ValidTopology {
   memory: MemoryBackend | undefined;
   url: string;
   client: unknown;
-  driver: 'node-redis' | 'ioredis';
+  driver: DriverKind;
   /** TLS settings for the connections leasehold opens (url or nodes). */
   tls: TlsOptions | undefined;
   prefix: string;
@@ -223,7 +225,9 @@ export function checkConnectOptions(options: unknown): ValidConnectOptions {
   const client = o['client'];
   const clientKind = client === undefined ? undefined : detectClient(client);
   const driver = checkDriver(given(o, 'driver') ?? clientKind ?? installedDriver());
-  if (clientKind !== undefined && driver !== clientKind) {
+  // An ioredis-like client may be ioredis's or iovalkey's: either name is right for it.
+  const matches = driver === clientKind || (clientKind === 'ioredis' && driver === 'iovalkey');
+  if (clientKind !== undefined && !matches) {
     fail('driver', `"${clientKind}" to match the client passed in "client"`, driver);
   }
   const prefix = checkPrefix(given(o, 'prefix') ?? DEFAULT_PREFIX);

@@ -55,6 +55,7 @@ export {
   checkPrefix,
   checkUrl,
   DEFAULT_PREFIX,
+  type DriverKind,
   defaultUrl,
   installedDriver,
 } from './redis.ts';

@@ -1,3 +1,4 @@
+import type { DriverKind } from '../driver/types.ts';
 /**
  * Which Redis, through which client library, under which key prefix: the checks that
  * `Leasehold.connect()` and the command line's `--redis`, `--driver` and `--prefix` share.
@@ -24,9 +25,13 @@ export function checkUrl(value: unknown, option = 'url'): string {
   return value;
 }
 
+export type { DriverKind };
+
 /** `driver`, or the CLI's `--driver`. */
-export function checkDriver(value: unknown, option = 'driver'): 'node-redis' | 'ioredis' {
-  if (value !== 'node-redis' && value !== 'ioredis') fail(option, '"node-redis" or "ioredis"', value);
+export function checkDriver(value: unknown, option = 'driver'): DriverKind {
+  if (value !== 'node-redis' && value !== 'ioredis' && value !== 'iovalkey') {
+    fail(option, '"node-redis", "ioredis" or "iovalkey"', value);
+  }
   return value;
 }
 
@@ -63,13 +68,14 @@ function isRedisUrl(url: unknown): url is string {
 }
 
 /**
- * The client library the application has installed: node-redis first when both are. When
- * neither is, 'node-redis', whose connect() then says to install redis or ioredis.
+ * The client library the application has installed: node-redis, then ioredis, then iovalkey.
+ * When none is, 'node-redis', whose connect() then says to install redis or ioredis.
  */
-export function installedDriver(): 'node-redis' | 'ioredis' {
+export function installedDriver(): DriverKind {
   for (const [pkg, driver] of [
     ['redis', 'node-redis'],
     ['ioredis', 'ioredis'],
+    ['iovalkey', 'iovalkey'],
   ] as const) {
     try {
       import.meta.resolve(pkg);
@@ -81,7 +87,11 @@ export function installedDriver(): 'node-redis' | 'ioredis' {
   return 'node-redis';
 }
 
-/** Tells a node-redis client from an ioredis one by the methods each is known for. */
+/**
+ * Tells a node-redis client from an ioredis one by the methods each is known for. An iovalkey
+ * client has ioredis's API and is told as 'ioredis' (the same driver; `driver: 'iovalkey'` may
+ * name it).
+ */
 export function detectClient(client: unknown): 'node-redis' | 'ioredis' {
   if (client !== null && typeof client === 'object') {
     const c = client as Record<string, unknown>;
@@ -92,5 +102,5 @@ export function detectClient(client: unknown): 'node-redis' | 'ioredis' {
       return 'ioredis';
     }
   }
-  return fail('client', 'a node-redis or ioredis client', client);
+  return fail('client', 'a node-redis, ioredis or iovalkey client', client);
 }
