@@ -3,6 +3,7 @@ import { leasehold } from './leasehold.ts';
 import { redisSemaphore, redisSemaphorePolls, redisSemaphoreTuned } from './redis-semaphore.ts';
 import { redlock, redlockPolls, redlockTuned } from './redlock.ts';
 import { redlockUniversal, redlockUniversalTuned } from './redlock-universal.ts';
+import { semaphoreContenders } from './semaphores.ts';
 import type { Contender } from './types.ts';
 
 /**
@@ -26,6 +27,8 @@ export const contenders: readonly Contender[] = [
   leasehold('ioredis', 'current', true),
   ...redisSemaphorePolls,
   ...redlockPolls,
+  // Semaphores of limit 1 in the handoff scenarios: direct grants of permits against polling.
+  ...semaphoreContenders,
 ];
 
 /** Run beside the contenders by one scenario and divided by in the report, never listed as one. */

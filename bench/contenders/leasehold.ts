@@ -7,7 +7,7 @@ type Driver = 'node-redis' | 'ioredis';
 type LeaseholdModule = typeof import('../../src/index.ts');
 
 /** This tree's src/, or the build of another commit that `--baseline=<commit>` compiled. */
-type Build = 'current' | 'baseline';
+export type Build = 'current' | 'baseline';
 
 // Loaded lazily, so that a broken core shows up as "unavailable" in the report instead of
 // stopping the peers' measurements. BENCH_LEASEHOLD names a compiled copy of src/ and
@@ -15,7 +15,7 @@ type Build = 'current' | 'baseline';
 // and inherited by the workers); without the first, src/ runs through tsx. The baseline's API is
 // taken to be the one used here (connect, acquire, forceAcquire, lease.signal, release).
 const loaded = new Map<Build, Promise<LeaseholdModule>>();
-function load(build: Build): Promise<LeaseholdModule> {
+export function load(build: Build): Promise<LeaseholdModule> {
   let mod = loaded.get(build);
   if (mod === undefined) {
     const compiled = process.env[build === 'current' ? 'BENCH_LEASEHOLD' : 'BENCH_LEASEHOLD_BASELINE'];

@@ -121,7 +121,7 @@ export class Engine {
       grants.forget(slot);
       if (!slot.registered || slot.delivered) return;
       const keys = spec.keys(this.#ctx.prefix, name, request);
-      this.#withdraw(spec, name, keys, spec.grants!.withdraw(keys, stored), ttl);
+      this.#withdraw(spec, name, keys, spec.grants!.withdraw(keys, stored, request), ttl);
     };
     const keys = spec.keys(this.#ctx.prefix, name, request);
     return this.#waiting.wait(
@@ -428,7 +428,7 @@ export class Engine {
       // The reply first: `registers?.withdrawn?.(await ...)` would skip the call for a spec
       // without `registers` (a mutex waiter registered for a direct grant).
       const reply = await runner.eval(call, 'withdraw');
-      const next = spec.registers?.withdrawn?.(reply, keys);
+      const next = (spec.registers ?? spec.grants)?.withdrawn?.(reply, keys);
       if (next !== undefined) this.#waiting.wake(next);
     };
     void this.#giveBack(name, send, ttl);

@@ -65,9 +65,13 @@ export interface Spec<K = unknown, R = undefined> {
    * wait, and is registered in Redis; a release hands the lock to the first one registered and
    * publishes it. `withdraw` unregisters a waiter that gave up (and hands on a lock granted to
    * it meanwhile). Only on one Redis whose driver can subscribe; the acquire reply may then be
-   * `{1, fence, epoch}` (see Grant.epoch).
+   * `{1, fence, epoch}` (see Grant.epoch). `withdrawn`, as for `registers`: a key of this
+   * process to wake after the withdraw's reply (what it gave back, no push brings here).
    */
-  readonly grants?: { withdraw(keys: K, stored: string): ScriptCall };
+  readonly grants?: {
+    withdraw(keys: K, stored: string, request: R): ScriptCall;
+    withdrawn?(reply: unknown, keys: K): string | undefined;
+  };
   /** Runs once a lease is granted; returns keys of this process to wake (an election's observers). */
   granted?(lease: Lease, keys: K): readonly string[] | undefined;
   /** The script that takes the lock whoever holds it (mutex): its reply is the fencing token. */

@@ -8,8 +8,17 @@ import { Handle } from './handle.ts';
 import { fence, type Holder, holder, type InspectionSpec, num, pairs } from './inspection.ts';
 import { layout } from './layout.ts';
 
-/** The semaphore's keys: its permits, its fencing counter, the counter releases bump. */
-export const semaphoreLayout = layout({ set: 'sem', fence: 'sem:fence', released: 'sem:released' });
+/**
+ * The semaphore's keys: its permits, its fencing counter, the counter releases bump, and the
+ * queue and records of waiters registered for a direct grant (scripts/includes/grant-permits.lua).
+ */
+export const semaphoreLayout = layout({
+  set: 'sem',
+  fence: 'sem:fence',
+  released: 'sem:released',
+  waiters: 'sem:waiters',
+  grants: 'sem:grants',
+});
 
 /** A semaphore as inspection reads it: `{now, fence, used, {member, expiry, ...}}`. */
 export const semaphoreInspection: InspectionSpec<'set' | 'fence' | 'released'> = {
@@ -43,6 +52,7 @@ const scripts = {
   acquire: loadScript('semaphore-acquire'),
   extend: loadScript('semaphore-extend'),
   release: loadScript('semaphore-release'),
+  withdraw: loadScript('semaphore-withdraw'),
   count: loadScript('semaphore-count'),
 };
 
@@ -64,21 +74,47 @@ interface PermitRequest {
 export const semaphoreSpec: Spec<SemaphoreKeys, PermitRequest> = {
   operation: 'semaphore acquire',
   keys: semaphoreLayout.keys,
-  acquire: (k, stored, ttl, { permits, limit }) => ({
-    script: scripts.acquire,
-    keys: [k.set, k.fence, k.released],
-    args: [stored, String(permits), String(limit), ms(ttl)],
-  }),
+  acquire: (k, stored, ttl, { permits, limit }, _join, ticket) =>
+    ticket === undefined
+      ? {
+          script: scripts.acquire,
+          keys: [k.set, k.fence, k.released],
+          args: [stored, String(permits), String(limit), ms(ttl)],
+        }
+      : {
+          // A waiter: registered for a direct grant when the semaphore is full.
+          script: scripts.acquire,
+          keys: [k.set, k.fence, k.released, k.waiters, k.grants],
+          args: [
+            stored,
+            String(permits),
+            String(limit),
+            ms(ttl),
+            `${ticket.channel}\n${ms(ttl)}\n${ticket.epoch}\n${permits}\n${limit}`,
+          ],
+        },
   extend: (k, stored, ttl, { permits }) => ({
     script: scripts.extend,
     keys: [k.set],
     args: [stored, String(permits), ms(ttl)],
   }),
+  // Gives the permits back, then grants free ones to registered waiters, if any.
   release: (k, stored, { permits }) => ({
     script: scripts.release,
-    keys: [k.set, k.released],
+    keys: [k.set, k.released, k.fence, k.waiters, k.grants],
     args: [stored, String(permits)],
   }),
+  // Waiters may register for a direct grant (Engine, Grants): one Redis, with pub/sub. A waiter
+  // that gave up with permits granted meanwhile gives them back: this process's other waiters
+  // hear no push for its own write, so they are woken here.
+  grants: {
+    withdraw: (k, stored, { permits }) => ({
+      script: scripts.withdraw,
+      keys: [k.set, k.released, k.fence, k.waiters, k.grants],
+      args: [stored, String(permits)],
+    }),
+    withdrawn: (reply, k) => (reply === 1 ? k.set : undefined),
+  },
   holding: (k) => ({ key: k.set, policy: 'reset-only', wake: [k.set] }),
   waiting: (k) => ({ key: k.set, watch: [k.released], shared: true }),
 };

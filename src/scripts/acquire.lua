@@ -37,17 +37,8 @@ if KEYS[3] then
       return {1, fence, tonumber(epoch)}
     end
   else
-    local t = redis.call('TIME')
-    redis.call('ZADD', KEYS[3], 'NX', t[1] .. string.format('%06d', tonumber(t[2])), ARGV[1])
-    redis.call('HSET', KEYS[4], ARGV[1], ARGV[3])
-    -- The queue outlives its last waiter briefly; a waiter attempts again at least once per
-    -- holder TTL, so its registration never lapses while it waits.
-    local horizon = tonumber(ARGV[2]) * 2
-    for k = 3, 4 do
-      if redis.call('PTTL', KEYS[k]) < horizon then
-        redis.call('PEXPIRE', KEYS[k], horizon)
-      end
-    end
+--- @include "register-waiter"
+    registerWaiter(KEYS[3], KEYS[4], ARGV[1], ARGV[3], tonumber(ARGV[2]))
   end
 end
 return {0, redis.call('PTTL', KEYS[1])}

@@ -3,14 +3,21 @@
 -- KEYS[2]  fencing counter (expires as next-fence.lua says)
 -- KEYS[3]  release counter: INCR-ed whenever permits are released or reclaimed (waiters track it);
 --          its value means nothing, so it expires IDLE_MS after its last change
--- ARGV[1]  owner token
+-- KEYS[4]  waiters' queue    (optional: direct grants, includes/grant-permits.lua)
+-- KEYS[5]  waiters' records  (optional, with KEYS[4])
+-- ARGV[1]  owner token (a registered waiter's: the same for its whole wait)
 -- ARGV[2]  permits wanted (1..limit)
 -- ARGV[3]  limit
 -- ARGV[4]  ttl in ms
--- Returns  {1, fencingToken}    on success
---          {0, ms}              when full: ms until enough permits expire (if nobody releases)
+-- ARGV[5]  with KEYS[4]: this waiter's record "<channel>\n<ttl>\n<epoch>\n<permits>\n<limit>"
+-- Returns  {1, fencingToken}         on success
+--          {1, fencingToken, epoch}  the permits were granted to this waiter already (a release
+--                                    handed them over while this attempt was on its way): its
+--                                    validity counts from the send time of attempt `epoch`
+--          {0, ms}                   when full: ms until enough permits expire (if nobody releases)
 -- Expiry is judged by Redis's clock (TIME), so a client with a skewed clock cannot free permits.
--- Tracking: a full semaphore ends with a read of the release counter, the key waiters listen to.
+-- Tracking: a full semaphore, and a grant found, end with a read of the release counter, the
+-- key waiters listen to. The queue and records are written, not read, when full (as in acquire.lua).
 -- A holder listens to nothing but resets (every holder's extension writes the set).
 --- @include "next-fence"
 local t = redis.call('TIME')
@@ -20,6 +27,20 @@ if redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now) > 0 then
   redis.call('INCR', KEYS[3])
   redis.call('PEXPIRE', KEYS[3], IDLE_MS)
 end
+-- Granted, and its permits still unexpired: they are this waiter's lease. (The records are read
+-- only then, so that waiters are not armed on a key every registration writes.)
+if KEYS[4] and redis.call('ZSCORE', KEYS[1], ARGV[1] .. ':1') then
+  local fence, epoch = string.match(redis.call('HGET', KEYS[5], ARGV[1]) or '', '^=(%d+)\n(%d+)$')
+  if fence then
+    redis.call('HDEL', KEYS[5], ARGV[1])
+    redis.call('EXISTS', KEYS[3])
+    return {1, fence, tonumber(epoch)}
+  end
+  -- Held under this value already (its grant was delivered by the message, and read): never
+  -- take the same members twice, or this attempt's give-back would free the lease's permits.
+  redis.call('EXISTS', KEYS[3])
+  return {0, ttl}
+end
 local used = redis.call('ZCARD', KEYS[1])
 if used + n <= limit then
   for i = 1, n do
@@ -28,7 +49,15 @@ if used + n <= limit then
   if redis.call('PTTL', KEYS[1]) < ttl then
     redis.call('PEXPIRE', KEYS[1], ttl)
   end
+  if KEYS[4] then
+    redis.call('ZREM', KEYS[4], ARGV[1])
+    redis.call('HDEL', KEYS[5], ARGV[1])
+  end
   return {1, nextFence(KEYS[2])}
+end
+if KEYS[4] then
+--- @include "register-waiter"
+  registerWaiter(KEYS[4], KEYS[5], ARGV[1], ARGV[5], ttl)
 end
 -- The (used + n - limit)-th earliest expiry frees enough permits.
 local need = used + n - limit

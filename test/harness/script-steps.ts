@@ -36,6 +36,13 @@ const el = ['el', 'el:fence', 'el:log'];
 const granted = ['g', 'g:fence', 'g:waiters', 'g:grants'];
 /** A direct-grant record: channel, ttl, epoch (nobody listens on this channel, on either side). */
 const record = (epoch: number) => `ch\n${TTL}\n${epoch}`;
+/** A semaphore's keys with direct grants: as acquire takes them, and as release and withdraw do. */
+const semGranted = ['sg', 'sg:fence', 'sg:released', 'sg:waiters', 'sg:grants'];
+const semGiven = ['sg', 'sg:released', 'sg:fence', 'sg:waiters', 'sg:grants'];
+/** A semaphore waiter's record: channel, ttl, epoch, permits, limit (nobody listens either). */
+const semRecord = (epoch: number, permits: number) => `ch\n${TTL}\n${epoch}\n${permits}\n1`;
+/** A permit's expiry far ahead, in server ms. */
+const FAR = 9_999_999_999_999;
 const multi = ['ma', 'ma:fence', 'mb', 'mb:fence', 'mc', 'mc:fence'];
 
 /** Turn-key prefixes are ARGV: `@` stands for the run's prefix. */
@@ -128,6 +135,26 @@ export const steps: Step[] = [
   c('ZADD', 'sem', 1, 'old:1'),
   s('semaphore-acquire', sem, 't3', 3, 3, TTL),
   c('GET', 'sem:released'),
+  // semaphore direct grants: registration; a grant nobody hears (PUBLISH counts 0: the permit is
+  // taken back and the waiter dropped); a grant found on its way; its own permits without a
+  // record (busy); withdraws without and with permits
+  s('semaphore-acquire', semGranted, 'sh', 1, 1, TTL, semRecord(1, 1)),
+  s('semaphore-acquire', semGranted, 'sw1', 1, 1, TTL, semRecord(2, 1)),
+  c('HGET', 'sg:grants', 'sw1'),
+  c('ZRANGE', 'sg:waiters', 0, -1),
+  s('semaphore-release', semGiven, 'sh', 1),
+  c('ZCARD', 'sg'),
+  c('EXISTS', 'sg:waiters', 'sg:grants'),
+  c('ZADD', 'sg', FAR, 'sw2:1'),
+  c('HSET', 'sg:grants', 'sw2', '=9\n1'),
+  s('semaphore-acquire', semGranted, 'sw2', 1, 1, TTL, semRecord(3, 1)),
+  c('HGET', 'sg:grants', 'sw2'),
+  s('semaphore-acquire', semGranted, 'sw2', 1, 1, TTL, semRecord(4, 1)),
+  s('semaphore-acquire', semGranted, 'sw3', 1, 1, TTL, semRecord(5, 1)),
+  s('semaphore-withdraw', semGiven, 'sw3', 1),
+  s('semaphore-withdraw', semGiven, 'sw2', 1),
+  c('ZCARD', 'sg'),
+  c('EXISTS', 'sg:waiters', 'sg:grants'),
   // read-write lock
   s('rwlock-read', rw, 'r1', TTL),
   s('rwlock-write', rw, 'w1', TTL, '1'),

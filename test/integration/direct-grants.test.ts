@@ -1,59 +1,36 @@
 // Direct grants (docs/direct-grants.md): a release hands a mutex to the first registered waiter
-// and publishes it. Each test's waiter polls only every 10 s (notifications: 'polling', a long
-// retryDelay), so a waiter that gets the lock within a second got it by the grant; the wake-all
-// path would have taken 10 s.
+// and publishes it. Each test's waiter is deaf (harness/grants.ts: it attempts only every 10 s),
+// so a waiter that gets the lock within a second got it by the grant; the wake-all path would
+// have taken 10 s.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, test } from 'node:test';
-import { Leasehold } from '../../src/index.ts';
+import type { Leasehold } from '../../src/index.ts';
+import { grantProbes, HOLDER_TTL } from '../harness/grants.ts';
 import { aborted, lockKey, mode, testDriver, uniquePrefix, useRedis, within } from '../harness/leasehold.ts';
 import { until } from '../harness/poll.ts';
 import { command } from '../harness/resp.ts';
 
 const redis = useRedis();
-const SLOW_POLL = 10_000;
+const probes = grantProbes(redis);
+const { channels, deaf } = probes;
 
-/** An instance whose waiters hear of nothing but grants for SLOW_POLL ms. */
-const deaf = (prefix: string) =>
-  Leasehold.connect({
-    url: redis.server.url,
-    driver: testDriver,
-    prefix,
-    notifications: 'polling',
-    retryDelay: SLOW_POLL,
+/** Opens `lh`'s grant subscription (its first wait does) and waits until Redis has it. */
+const subscribed = (holder: Leasehold, lh: Leasehold, prefix: string) =>
+  probes.subscribed(prefix, async () => {
+    const held = await holder.acquire('subscribe');
+    await lh.acquire('subscribe', { timeout: 50 }).catch(() => {});
+    await held.release();
   });
-
-/** Grant channels with a subscriber, under `prefix`. */
-const channels = async (prefix: string) =>
-  ((await command(redis.server.port, ['PUBSUB', 'CHANNELS', `${prefix}:grants:*`])) as string[]).length;
-
-/**
- * Opens `lh`'s grant subscription (its first wait does) and waits until Redis has it: from then
- * on a waiter of `lh` registers with its first attempt.
- */
-async function subscribed(holder: Leasehold, lh: Leasehold, prefix: string): Promise<void> {
-  const before = await channels(prefix);
-  const held = await holder.acquire('subscribe');
-  await lh.acquire('subscribe', { timeout: 50 }).catch(() => {});
-  await held.release();
-  await until('the grant subscription', async () => (await channels(prefix)) > before, {
-    timeout: 5_000,
-    interval: 10,
-  });
-}
 
 /** Waits until `n` waiters of `name` are registered in Redis. */
 const registered = (prefix: string, name: string, n: number) =>
-  until(
-    `${n} registered waiter(s)`,
-    async () => (await command(redis.server.port, ['ZCARD', `${lockKey(prefix, name)}:waiters`])) === n,
-    { timeout: 5_000, interval: 10 },
-  );
+  probes.registered(`${lockKey(prefix, name)}:waiters`, n);
 
 describe(`direct grants (${mode})`, () => {
   test('a release hands the lock to the registered waiter at once, with a higher fencing token', async () => {
     const prefix = uniquePrefix('grant');
-    const a = await redis.instance(prefix);
+    const a = await redis.instance(prefix, HOLDER_TTL);
     const b = await deaf(prefix);
     try {
       await subscribed(a, b, prefix);
@@ -91,7 +68,7 @@ describe(`direct grants (${mode})`, () => {
 
   test('a waiter that gave up leaves no lock behind: the name is free after the release', async () => {
     const prefix = uniquePrefix('grant');
-    const a = await redis.instance(prefix);
+    const a = await redis.instance(prefix, HOLDER_TTL);
     const b = await deaf(prefix);
     try {
       await subscribed(a, b, prefix);
@@ -113,7 +90,7 @@ describe(`direct grants (${mode})`, () => {
 
   test('a waiter whose process died is skipped: the next one gets the lock', async () => {
     const prefix = uniquePrefix('grant');
-    const a = await redis.instance(prefix);
+    const a = await redis.instance(prefix, HOLDER_TTL);
     const held = await a.acquire('job');
     // A waiter in a process of its own, registered first, then SIGKILLed.
     const child = spawn(

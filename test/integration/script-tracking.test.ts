@@ -179,6 +179,58 @@ const cases: Case[] = [
     read: ['released', 'set'],
   },
   {
+    name: 'acquire, busy, registering for a direct grant: the waiter hears of the lock key',
+    run: {
+      script: scripts.acquire,
+      keys: ['lock', 'fence', 'waiters', 'grants'],
+      args: ['me', TTL, `ch\n${TTL}\n1`],
+    },
+    setup: [['SET', '@lock', 'other', 'PX', TTL]],
+    must: ['lock'],
+    // The queue and records are written last (PEXPIRE after their PTTL): not armed.
+    read: ['lock'],
+  },
+  {
+    name: 'acquire, granted by a release on its way: the holder hears of its lock key',
+    run: {
+      script: scripts.acquire,
+      keys: ['lock', 'fence', 'waiters', 'grants'],
+      args: ['me', TTL, `ch\n${TTL}\n2`],
+    },
+    setup: [
+      ['SET', '@lock', 'me', 'PX', TTL],
+      ['HSET', '@grants', 'me', '=7\n1'],
+    ],
+    must: ['lock'],
+    read: ['lock'],
+  },
+  {
+    name: 'semaphore, full, registering for a direct grant: the waiter hears of the release counter',
+    run: {
+      script: script('semaphore-acquire'),
+      keys: ['set', 'fence', 'released', 'waiters', 'grants'],
+      args: ['me', 1, 1, TTL, `ch\n${TTL}\n1\n1\n1`],
+    },
+    setup: [['ZADD', '@set', far(), 'other:1']],
+    must: ['released'],
+    // The queue and records are written last (PEXPIRE after their PTTL): not armed.
+    read: ['released', 'set'],
+  },
+  {
+    name: 'semaphore, granted by a release on its way: the waiter hears of the release counter',
+    run: {
+      script: script('semaphore-acquire'),
+      keys: ['set', 'fence', 'released', 'waiters', 'grants'],
+      args: ['me', 1, 1, TTL, `ch\n${TTL}\n2\n1\n1`],
+    },
+    setup: [
+      ['ZADD', '@set', far(), 'me:1'],
+      ['HSET', '@grants', 'me', '=7\n1'],
+    ],
+    must: ['released'],
+    read: ['released', 'set'],
+  },
+  {
     name: 'fair lock, granted: the holder hears of its lock key',
     run: { script: script('fair-acquire'), keys: fair, args: ['me', TTL, TTL, '@turn:', '1'] },
     must: ['lock'],
