@@ -11,7 +11,7 @@ import { type FollowSource, follow } from './follow.ts';
 import { confirmed, unanswered } from './give-backs.ts';
 import type { GrantSlot, Grants } from './grants.ts';
 import { Registry } from './registry.ts';
-import { calls, inOrder, type Spec } from './spec.ts';
+import { calls, inOrder, type Spec, type Withdrawn } from './spec.ts';
 import { SpecCore, SpecOp } from './spec-core.ts';
 import type { Attempt } from './wait-queue.ts';
 import { Waiting } from './waiting.ts';
@@ -63,7 +63,14 @@ export class Engine {
       this.#attempter(spec, name, request, options, stored, join),
       registers === undefined || !join
         ? undefined
-        : this.#withdrawer(spec, name, keys, registers.withdraw(keys, stored), options.ttl),
+        : this.#withdrawer(
+            spec,
+            name,
+            keys,
+            registers.withdraw(keys, stored),
+            registers.withdrawn?.bind(registers),
+            options.ttl,
+          ),
     );
   }
 
@@ -102,12 +109,16 @@ export class Engine {
         opened.delivered = true;
         grants.forget(opened);
         const lease = this.#hold(spec, name, keys, request, stored, { fence }, ttl, sentAt);
+        if (spec.grants?.verifyGranted) this.#ctx.renewer.verifySoon(lease);
         if (!take(lease)) void lease.release().catch(() => {});
       };
       return opened;
     };
+    // A registering spec (the fair lock, a waiting writer) joins its queue from its second
+    // attempt on, ticket or not.
+    const join = spec.registers !== undefined;
     const attempt = (): Promise<Attempt<Lease>> => {
-      if (slot !== undefined) return this.#attempt(spec, name, request, ttl, stored, false, slot);
+      if (slot !== undefined) return this.#attempt(spec, name, request, ttl, stored, join, slot);
       // The first attempt registers nothing, so that an uncontended acquisition pays nothing for
       // grants (a slot, a ticket, two more keys). Busy: attempt again at once, registered.
       return this.#attempt(spec, name, request, ttl, stored, false).then((result) => {
@@ -121,7 +132,15 @@ export class Engine {
       grants.forget(slot);
       if (!slot.registered || slot.delivered) return;
       const keys = spec.keys(this.#ctx.prefix, name, request);
-      this.#withdraw(spec, name, keys, spec.grants!.withdraw(keys, stored, request), ttl);
+      const given = spec.grants!;
+      this.#withdraw(
+        spec,
+        name,
+        keys,
+        given.withdraw(keys, stored, request),
+        given.withdrawn?.bind(given),
+        ttl,
+      );
     };
     const keys = spec.keys(this.#ctx.prefix, name, request);
     return this.#waiting.wait(
@@ -150,8 +169,15 @@ export class Engine {
     return () => this.#attempt(spec, name, request, options.ttl, stored || this.#stamp(options.owner), join);
   }
 
-  #withdrawer<K, R>(spec: Spec<K, R>, name: string, keys: K, call: ScriptCall, ttl: number): () => void {
-    return () => this.#withdraw(spec, name, keys, call, ttl);
+  #withdrawer<K, R>(
+    spec: Spec<K, R>,
+    name: string,
+    keys: K,
+    call: ScriptCall,
+    withdrawn: Withdrawn<K> | undefined,
+    ttl: number,
+  ): () => void {
+    return () => this.#withdraw(spec, name, keys, call, withdrawn, ttl);
   }
 
   /** One attempt; undefined when busy. Announces the lease as a wait queue would. */
@@ -285,6 +311,7 @@ export class Engine {
     const how = spec.acquire(keys, stored, ttl, request, join, ticket);
     let sentAt = monotonic();
     if (ticket !== undefined) slot!.sent(ticket.epoch, sentAt);
+    else if (join && slot !== undefined) slot.registered = true;
     let grant: Grant;
     let gaveBack = false;
     let op: SpecOp<K, R> | undefined;
@@ -422,14 +449,21 @@ export class Engine {
    * A registered waiter gave up: withdraw it. Unconfirmed, it is sent again once Redis answers
    * (GiveBacks): until then the registration holds the waiters behind it back.
    */
-  #withdraw<K, R>(spec: Spec<K, R>, name: string, keys: K, call: ScriptCall, ttl: number): void {
+  #withdraw<K, R>(
+    spec: Spec<K, R>,
+    name: string,
+    keys: K,
+    call: ScriptCall,
+    withdrawn: Withdrawn<K> | undefined,
+    ttl: number,
+  ): void {
     const runner = this.#runnerFor(spec);
     const send = async () => {
-      // The reply first: `registers?.withdrawn?.(await ...)` would skip the call for a spec
-      // without `registers` (a mutex waiter registered for a direct grant).
+      // The reply first: `withdrawn?.(await ...)` would skip the call when there is no reader.
       const reply = await runner.eval(call, 'withdraw');
-      const next = (spec.registers ?? spec.grants)?.withdrawn?.(reply, keys);
-      if (next !== undefined) this.#waiting.wake(next);
+      const next = withdrawn?.(reply, keys);
+      if (typeof next === 'string') this.#waiting.wake(next);
+      else if (next !== undefined) for (const key of next) this.#waiting.wake(key);
     };
     void this.#giveBack(name, send, ttl);
   }

@@ -53,7 +53,7 @@ export interface Spec<K = unknown, R = undefined> {
    */
   readonly registers?: {
     withdraw(keys: K, stored: string): ScriptCall;
-    withdrawn?(reply: unknown, keys: K): string | undefined;
+    withdrawn?(reply: unknown, keys: K): ReturnType<Withdrawn<K>>;
   };
   /**
    * Reads a release reply that says more than 1 or 0 (the fair lock's next in line, a key of
@@ -63,14 +63,21 @@ export interface Spec<K = unknown, R = undefined> {
   /**
    * Direct grants (src/engine/grants.ts): a waiter passes `ticket` to `acquire` when it will
    * wait, and is registered in Redis; a release hands the lock to the first one registered and
-   * publishes it. `withdraw` unregisters a waiter that gave up (and hands on a lock granted to
+   * publishes it. A spec that also `registers` (the fair lock) joins its queue from its second
+   * attempt on, with or without a ticket. `withdraw` unregisters a waiter that gave up (and hands on a lock granted to
    * it meanwhile). Only on one Redis whose driver can subscribe; the acquire reply may then be
    * `{1, fence, epoch}` (see Grant.epoch). `withdrawn`, as for `registers`: a key of this
    * process to wake after the withdraw's reply (what it gave back, no push brings here).
    */
   readonly grants?: {
     withdraw(keys: K, stored: string, request: R): ScriptCall;
-    withdrawn?(reply: unknown, keys: K): string | undefined;
+    withdrawn?(reply: unknown, keys: K): ReturnType<Withdrawn<K>>;
+    /**
+     * The waiter does not track the lease's key (a fair waiter tracks its own turn key): a lease
+     * delivered by a grant message is verified at once, which arms tracking of its key. Anything
+     * that happened to the key before that read is seen by it; anything after is pushed.
+     */
+    readonly verifyGranted?: boolean;
   };
   /** Runs once a lease is granted; returns keys of this process to wake (an election's observers). */
   granted?(lease: Lease, keys: K): readonly string[] | undefined;
@@ -86,6 +93,12 @@ export interface Spec<K = unknown, R = undefined> {
   /** Builds the lease (an election's Term, a MultiLease); default `new Lease(init)`. */
   make?(init: LeaseInit, grant: Granted): Lease;
 }
+
+/**
+ * Reads a withdraw's reply: the key(s) of this process's wait queues to wake, if any. (The
+ * specs declare it as a method, which keeps `Spec<K>` assignable to `Spec<never>`.)
+ */
+export type Withdrawn<K> = (reply: unknown, keys: K) => string | readonly string[] | undefined;
 
 /** Steps of an acquisition taken in order (Spec.acquire), each an acquisition of one key. */
 export interface InOrder {

@@ -1,5 +1,5 @@
 import { optionalText, pair } from '../base/replies.ts';
-import { ms, type Spec } from '../engine/spec.ts';
+import { type GrantTicket, ms, type Spec } from '../engine/spec.ts';
 import type { Lease } from '../lease.ts';
 import type { AcquireOptions, OnceOptions } from '../options/index.ts';
 import { loadScript, scripts as mutexScripts } from '../scripts/index.ts';
@@ -15,8 +15,8 @@ const scripts = {
 
 /**
  * The fair lock's keys: the lock, the queue (by arrival number), the waiters' deadlines, the
- * arrival and fencing counters, and `turn`, the prefix of each waiter's own turn key (its stored
- * value completes it).
+ * arrival and fencing counters, `turn`, the prefix of each waiter's own turn key (its stored
+ * value completes it), and `grants`, the records of waiters registered for a direct grant.
  */
 export const fairLayout = layout({
   lock: 'fair',
@@ -25,6 +25,7 @@ export const fairLayout = layout({
   arrivals: 'fair:arrivals',
   fence: 'fair:fence',
   turn: 'fair:turn:',
+  grants: 'fair:grants',
 });
 
 type FairKeys = ReturnType<typeof fairLayout.keys>;
@@ -67,15 +68,20 @@ function turnOf(k: FairKeys, next: unknown): string | undefined {
 export const fairSpec: Spec<FairKeys, undefined> = {
   operation: 'fair acquire',
   keys: fairLayout.keys,
-  acquire: (k, stored, ttl, _request, join) => ({
-    script: scripts.acquire,
-    keys: [k.lock, k.queue, k.deadlines, k.arrivals, k.fence, k.turn + stored],
-    args: [stored, ms(ttl), ms(ttl), k.turn, join ? '1' : '0'],
-  }),
+  acquire: (k, stored, ttl, _request, join, ticket?: GrantTicket) => {
+    const keys = [k.lock, k.queue, k.deadlines, k.arrivals, k.fence, k.turn + stored];
+    const args = [stored, ms(ttl), ms(ttl), k.turn, join ? '1' : '0'];
+    if (ticket === undefined) return { script: scripts.acquire, keys, args };
+    // Registered for a direct grant: the records key and this attempt's record.
+    keys.push(k.grants);
+    args.push(`${ticket.channel}\n${ms(ttl)}\n${ticket.epoch}`);
+    return { script: scripts.acquire, keys, args };
+  },
   extend: (k, stored, ttl) => ({ script: mutexScripts.extend, keys: [k.lock], args: [stored, ms(ttl)] }),
+  // With the fencing counter and records: the first in line may be granted the lock.
   release: (k, stored) => ({
     script: scripts.release,
-    keys: [k.lock, k.queue, k.deadlines],
+    keys: [k.lock, k.queue, k.deadlines, k.fence, k.grants],
     args: [stored, k.turn],
   }),
   released: (reply, k) => {
@@ -93,6 +99,19 @@ export const fairSpec: Spec<FairKeys, undefined> = {
     }),
     // The next waiter may be in this process, which hears no push for its own writes.
     withdrawn: (reply, k) => turnOf(k, reply),
+  },
+  // Direct grants: the release serves the first in line by a grant when it registered for one
+  // (it keeps its FIFO place; a grant only saves it the wake-up and its own attempt).
+  grants: {
+    withdraw: (k, stored) => ({
+      script: scripts.withdraw,
+      keys: [k.lock, k.queue, k.deadlines, k.turn + stored, k.fence, k.grants],
+      args: [stored, k.turn],
+    }),
+    withdrawn: (reply, k) => turnOf(k, reply),
+    // A fair waiter tracks its own turn key, not the lock key: a lease its grant message
+    // delivered checks the lock key once, which arms the holder's tracking of it.
+    verifyGranted: true,
   },
 };
 

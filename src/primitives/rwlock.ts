@@ -1,5 +1,5 @@
 import { optionalText } from '../base/replies.ts';
-import { ms, type Spec } from '../engine/spec.ts';
+import { type GrantTicket, ms, type Spec } from '../engine/spec.ts';
 import type { Lease } from '../lease.ts';
 import type { AcquireOptions, OnceOptions } from '../options/index.ts';
 import { loadScript, scripts as mutexScripts } from '../scripts/index.ts';
@@ -22,15 +22,20 @@ const scripts = {
   withdraw: loadScript('rwlock-withdraw'),
   readExtend: loadScript('rwlock-read-extend'),
   readRelease: loadScript('rwlock-read-release'),
+  writeRelease: loadScript('rwlock-write-release'),
 };
 
-/** The read-write lock's keys: writer, readers, waiting writers, fencing and reader-release counters. */
+/**
+ * The read-write lock's keys: writer, readers, waiting writers, fencing and reader-release
+ * counters, and the records of waiting writers registered for a direct grant.
+ */
 export const rwLayout = layout({
   writer: 'rw:writer',
   readers: 'rw:readers',
   waiting: 'rw:waiting',
   fence: 'rw:fence',
   released: 'rw:released',
+  grants: 'rw:grants',
 });
 
 type RwKeys = ReturnType<typeof rwLayout.keys>;
@@ -73,7 +78,12 @@ export const readSpec: Spec<RwKeys, undefined> = {
   keys: rwKeys,
   acquire: (k, stored, ttl) => ({ script: scripts.read, keys: allKeys(k), args: [stored, ms(ttl)] }),
   extend: (k, stored, ttl) => ({ script: scripts.readExtend, keys: [k.readers], args: [stored, ms(ttl)] }),
-  release: (k, stored) => ({ script: scripts.readRelease, keys: [k.readers, k.released], args: [stored] }),
+  // The last reader out grants the write lease to a registered waiting writer.
+  release: (k, stored) => ({
+    script: scripts.readRelease,
+    keys: [k.readers, k.released, k.writer, k.waiting, k.fence, k.grants],
+    args: [stored],
+  }),
   // A reader's grant proves that no writer holds the lock.
   holding: (k) => ({
     key: k.readers,
@@ -92,13 +102,20 @@ export const readSpec: Spec<RwKeys, undefined> = {
 export const writeSpec: Spec<RwKeys, undefined> = {
   operation: 'write lock',
   keys: rwKeys,
-  acquire: (k, stored, ttl, _request, join) => ({
-    script: scripts.write,
-    keys: allKeys(k),
-    args: [stored, ms(ttl), join ? '1' : '0'],
-  }),
+  acquire: (k, stored, ttl, _request, join, ticket?: GrantTicket) => {
+    const args = [stored, ms(ttl), join ? '1' : '0'];
+    if (ticket === undefined) return { script: scripts.write, keys: allKeys(k), args };
+    // Registered for a direct grant: the records key and this attempt's record.
+    args.push(`${ticket.channel}\n${ms(ttl)}\n${ticket.epoch}`);
+    return { script: scripts.write, keys: [...allKeys(k), k.grants], args };
+  },
   extend: (k, stored, ttl) => ({ script: mutexScripts.extend, keys: [k.writer], args: [stored, ms(ttl)] }),
-  release: (k, stored) => ({ script: mutexScripts.release, keys: [k.writer], args: [stored] }),
+  // Compare-and-delete, then a direct grant to a registered waiting writer, if any.
+  release: (k, stored) => ({
+    script: scripts.writeRelease,
+    keys: [k.writer, k.readers, k.waiting, k.fence, k.grants],
+    args: [stored],
+  }),
   // The writer's grant proves that no reader holds the lock either (expired ones were dropped).
   holding: (k) => ({
     key: k.writer,
@@ -112,6 +129,19 @@ export const writeSpec: Spec<RwKeys, undefined> = {
     withdraw: (k, stored) => ({ script: scripts.withdraw, keys: [k.waiting], args: [stored] }),
     // Readers of this process were kept out by the registration: let them try again at once.
     withdrawn: (_reply, k) => k.readers,
+  },
+  // Direct grants: a write release, the last read release or a withdraw that frees the lock
+  // grants the write lease to a registered waiting writer and publishes it.
+  grants: {
+    withdraw: (k, stored) => ({
+      script: scripts.withdraw,
+      keys: [k.waiting, k.writer, k.readers, k.fence, k.grants],
+      args: [stored],
+    }),
+    // 2: a grant had made it the writer and the withdraw freed the lease (and granted it on or
+    // not): this process's writers and readers try again; otherwise only its readers, which the
+    // registration kept out.
+    withdrawn: (reply, k) => (Number(reply) === 2 ? [k.readers, k.writer] : k.readers),
   },
 };
 

@@ -10,8 +10,12 @@
 -- ARGV[2]  lease ttl in ms
 -- ARGV[3]  waiter ttl in ms: the deadline is pushed this far ahead on every attempt
 -- ARGV[4]  turn key prefix (the token is appended; same hash tag, so the same slot)
+-- KEYS[7]  waiters' records (optional: direct grants, includes/hand-on-turn.lua)
 -- ARGV[5]  '1' to join the queue when the lock cannot be had now, '0' for a single attempt
+-- ARGV[6]  with KEYS[7]: this waiter's record "<channel>\n<ttl>\n<epoch>"
 -- Returns  {1, fencingToken} on success
+--          {1, fencingToken, epoch}  a release granted it the lock while this attempt was on
+--                            its way: validity counts from the send time of attempt `epoch`
 --          {0, ms}           otherwise: ms until the holder's TTL runs out (when first in line)
 --                            or until the first waiter's deadline passes (a fallback timer)
 -- Waiters whose deadline passed (crashed, paused, abandoned) are dropped first, so a dead waiter
@@ -22,10 +26,26 @@
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local token, ttl, wttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local records = KEYS[7]
+if records and redis.call('GET', KEYS[1]) == token then
+  local fence, epoch = string.match(redis.call('HGET', records, token) or '', '^=(%d+)\n(%d+)$')
+  if fence then
+    redis.call('HDEL', records, token)
+    redis.call('PTTL', KEYS[1])
+    return {1, fence, tonumber(epoch)}
+  end
+  -- Its own lock without a record: the grant's message delivered that lease already (and this
+  -- attempt must not queue the holder again).
+  redis.call('GET', KEYS[6])
+  return {0, redis.call('PTTL', KEYS[1])}
+end
 local before = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
 for _, dead in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
   redis.call('ZREM', KEYS[2], dead)
   redis.call('ZREM', KEYS[3], dead)
+  if records then
+    redis.call('HDEL', records, dead)
+  end
 end
 local queued = redis.call('ZSCORE', KEYS[2], token)
 local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
@@ -35,6 +55,9 @@ if free and (head == token or (not head and not queued)) then
   redis.call('ZREM', KEYS[2], token)
   redis.call('ZREM', KEYS[3], token)
   redis.call('DEL', KEYS[6])
+  if records then
+    redis.call('HDEL', records, token)
+  end
   local fence = nextFence(KEYS[5])
   redis.call('PTTL', KEYS[1])
   return {1, fence}
@@ -45,10 +68,13 @@ if queued or ARGV[5] == '1' then
     head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
   end
   redis.call('ZADD', KEYS[3], now + wttl, token)
+  if records then
+    redis.call('HSET', records, token, ARGV[6])
+  end
   -- The queue outlives its last waiter only briefly; never shorten another waiter's horizon.
-  for k = 2, 3 do
-    if redis.call('PTTL', KEYS[k]) < wttl * 2 then
-      redis.call('PEXPIRE', KEYS[k], wttl * 2)
+  for _, key in ipairs({KEYS[2], KEYS[3], records}) do
+    if redis.call('PTTL', key) < wttl * 2 then
+      redis.call('PEXPIRE', key, wttl * 2)
     end
   end
 end

@@ -1,7 +1,10 @@
--- Release a fair lock and wake only the waiter first in line.
+-- Release a fair lock and serve only the waiter first in line (includes/hand-on-turn.lua): a
+-- direct grant when it registered for one, else its turn key.
 -- KEYS[1]  lock key
 -- KEYS[2]  queue sorted set (token -> arrival number)
 -- KEYS[3]  deadlines sorted set (token -> deadline, server ms)
+-- KEYS[4]  fencing counter    (KEYS[4..5] optional: without them, no grant)
+-- KEYS[5]  waiters' records   (hash: token -> direct-grant record)
 -- ARGV[1]  holder token
 -- ARGV[2]  turn key prefix (the next waiter's token is appended; same hash tag)
 -- Returns  {1, nextToken or ''} when this holder held it (the caller wakes its own waiter:
@@ -10,15 +13,15 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return {0, ''}
 end
 redis.call('DEL', KEYS[1])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-for _, dead in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
-  redis.call('ZREM', KEYS[2], dead)
-  redis.call('ZREM', KEYS[3], dead)
+-- Records exist only while someone registered for a grant: a user whose ACL predates direct
+-- grants (no HDEL, no PUBLISH) releases as before, since none of their waiters registers.
+local records = KEYS[5]
+if records and redis.call('EXISTS', records) == 0 then
+  records = nil
 end
-local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
-if not head then
-  return {1, ''}
+if records then
+  -- A granted lease's record, if its release comes before the attempt that would have read it.
+  redis.call('HDEL', records, ARGV[1])
 end
-redis.call('SET', ARGV[2] .. head, '1', 'PX', math.max(1000, tonumber(redis.call('PTTL', KEYS[3]))))
-return {1, head}
+--- @include "hand-on-turn"
+return {1, handOn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], records, ARGV[2])}

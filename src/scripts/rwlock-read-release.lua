@@ -1,13 +1,29 @@
--- Release a read lease.
+-- Release a read lease. The last reader out grants the write lease to a registered waiting
+-- writer, if any (includes/grant-writer.lua).
 -- KEYS[1]  readers sorted set
 -- KEYS[2]  reader-release counter (INCR-ed so that a waiting writer hears of it; expires IDLE_MS
 --          after its last change)
+-- KEYS[3]  writer key              (KEYS[3..6] optional: without them, no grant)
+-- KEYS[4]  waiting writers sorted set
+-- KEYS[5]  fencing counter
+-- KEYS[6]  waiting writers' records
 -- ARGV[1]  reader token
 -- Returns  1 when it was held, 0 otherwise.
 --- @include "idle"
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
-  redis.call('INCR', KEYS[2])
-  redis.call('PEXPIRE', KEYS[2], IDLE_MS)
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then
+  return 0
+end
+redis.call('INCR', KEYS[2])
+redis.call('PEXPIRE', KEYS[2], IDLE_MS)
+-- Only a name with a registered writer touches the others (see rwlock-write-release.lua).
+if not KEYS[6] or redis.call('EXISTS', KEYS[6]) == 0 or redis.call('EXISTS', KEYS[3]) == 1 then
   return 1
 end
-return 0
+--- @include "grant-writer"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if unexpiredReaders(KEYS[1], now) == 0 then
+  dropExpiredWriters(KEYS[4], KEYS[6], now)
+  grantWriter(KEYS[3], KEYS[4], KEYS[5], KEYS[6])
+end
+return 1

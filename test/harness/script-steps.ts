@@ -32,6 +32,14 @@ const fair = (token: string) => [
   `turn:${token}`,
 ];
 const fairOut = ['fair', 'fair:queue', 'fair:deadlines'];
+/** A read-write lock with direct grants: as write takes its keys, as releases and withdraw do. */
+const rwGranted = ['rg:writer', 'rg:readers', 'rg:waiting', 'rg:fence', 'rg:released', 'rg:grants'];
+const rwReadOut = ['rg:readers', 'rg:released', 'rg:writer', 'rg:waiting', 'rg:fence', 'rg:grants'];
+const rwWriteOut = ['rg:writer', 'rg:readers', 'rg:waiting', 'rg:fence', 'rg:grants'];
+const rwWithdraw = ['rg:waiting', 'rg:writer', 'rg:readers', 'rg:fence', 'rg:grants'];
+/** A fair lock with direct grants: as acquire takes its keys, and as release and withdraw do. */
+const fairGranted = (token: string) => [...fair(token).map((k) => k.replace(/^fair/, 'fg')), 'fg:grants'];
+const fairGiven = ['fg', 'fg:queue', 'fg:deadlines', 'fg:fence', 'fg:grants'];
 const el = ['el', 'el:fence', 'el:log'];
 const granted = ['g', 'g:fence', 'g:waiters', 'g:grants'];
 /** A direct-grant record: channel, ttl, epoch (nobody listens on this channel, on either side). */
@@ -180,6 +188,34 @@ export const steps: Step[] = [
   c('PTTL', 'rw:fence'),
   c('ZADD', 'rw:readers', 1, 'old'),
   s('rwlock-read-extend', ['rw:readers'], 'old', TTL),
+  // read-write lock direct grants: writers register; the last reader out grants (PUBLISH counts
+  // 0: each writer dropped in turn); a write release grants; a grant found on its way; its own
+  // lease without a record; withdraw of a granted writer; writers past their deadline dropped
+  s('rwlock-read', rwGranted.slice(0, 5), 'r1', TTL),
+  s('rwlock-write', rwGranted, 'w1', TTL, '1', record(1)),
+  s('rwlock-write', rwGranted, 'w2', TTL, '1', record(2)),
+  c('HLEN', 'rg:grants'),
+  c('HGET', 'rg:grants', 'w2'),
+  c('PTTL', 'rg:grants'),
+  s('rwlock-read-release', rwReadOut, 'r1'),
+  c('EXISTS', 'rg:writer', 'rg:waiting', 'rg:grants'),
+  s('rwlock-write', rwGranted, 'w3', TTL, '1', record(3)),
+  s('rwlock-write', rwGranted, 'w4', TTL, '1', record(4)),
+  s('rwlock-write-release', rwWriteOut, 'w3'),
+  c('EXISTS', 'rg:writer', 'rg:waiting', 'rg:grants'),
+  c('SET', 'rg:writer', 'w5', 'PX', TTL),
+  c('HSET', 'rg:grants', 'w5', '=88\n3'),
+  s('rwlock-write', rwGranted, 'w5', TTL, '1', record(5)),
+  s('rwlock-write', rwGranted, 'w5', TTL, '1', record(6)),
+  s('rwlock-withdraw', rwWithdraw, 'w5'),
+  c('EXISTS', 'rg:writer'),
+  s('rwlock-withdraw', ['rg:waiting'], 'w9'),
+  c('ZADD', 'rg:waiting', 1, 'dead'),
+  c('HSET', 'rg:grants', 'dead', record(7)),
+  s('rwlock-write', rwGranted, 'w6', TTL, '1', record(8)),
+  c('HLEN', 'rg:grants'),
+  s('rwlock-write-release', rwWriteOut, 'w6'),
+  s('rwlock-write-release', rwWriteOut, 'w6'),
   // fair lock
   s('fair-acquire', fair('f1'), 'f1', TTL, TTL, '@turn:', '1'),
   s('fair-acquire', fair('f2'), 'f2', TTL, TTL, '@turn:', '1'),
@@ -212,6 +248,33 @@ export const steps: Step[] = [
   c('ZRANGE', 'fair:queue', 0, -1),
   c('PTTL', 'fair:arrivals'),
   c('PTTL', 'fair:fence'),
+  // fair lock direct grants: registration, a grant nobody hears (PUBLISH counts 0: the head keeps
+  // its place and gets its turn key), a grant found on its way, its own lock without a record,
+  // withdraw of a granted waiter (handed on), withdraw of the head while free
+  s('fair-acquire', fairGranted('g1'), 'g1', TTL, TTL, '@turn:', '1', record(1)),
+  s('fair-acquire', fairGranted('g2'), 'g2', TTL, TTL, '@turn:', '1', record(2)),
+  s('fair-acquire', fairGranted('g3'), 'g3', TTL, TTL, '@turn:', '1', record(3)),
+  c('HLEN', 'fg:grants'),
+  c('HGET', 'fg:grants', 'g3'),
+  c('PTTL', 'fg:grants'),
+  s('fair-release', fairGiven, 'g1', '@turn:'),
+  c('GET', 'turn:g2'),
+  c('HMGET', 'fg:grants', 'g1', 'g2', 'g3'),
+  c('SET', 'fg', 'g2', 'PX', TTL),
+  c('HSET', 'fg:grants', 'g2', '=77\n2'),
+  s('fair-acquire', fairGranted('g2'), 'g2', TTL, TTL, '@turn:', '1', record(4)),
+  s('fair-acquire', fairGranted('g2'), 'g2', TTL, TTL, '@turn:', '1', record(5)),
+  c('ZRANGE', 'fg:queue', 0, -1),
+  s('fair-withdraw', [...fairGiven.slice(0, 3), 'turn:g2', 'fg:fence', 'fg:grants'], 'g2', '@turn:'),
+  c('EXISTS', 'fg'),
+  c('GET', 'turn:g3'),
+  s('fair-withdraw', [...fairGiven.slice(0, 3), 'turn:g3', 'fg:fence', 'fg:grants'], 'g3', '@turn:'),
+  c('EXISTS', 'fg:queue', 'fg:grants'),
+  c('ZADD', 'fg:queue', 1, 'dead'),
+  c('ZADD', 'fg:deadlines', 1, 'dead'),
+  c('HSET', 'fg:grants', 'dead', record(6)),
+  s('fair-acquire', fairGranted('g4'), 'g4', TTL, TTL, '@turn:', '1', record(7)),
+  c('HLEN', 'fg:grants'),
   // election
   s('election-campaign', el, 'c1', 'a', TTL, 1000),
   s('election-campaign', el, 'c2', 'b', TTL, 1000),

@@ -244,6 +244,48 @@ const cases: Case[] = [
     read: ['lock', 'turn'],
   },
   {
+    name: 'fair lock, queued, registering for a direct grant: the waiter hears of its own turn key',
+    run: {
+      script: script('fair-acquire'),
+      keys: [...fair, 'grants'],
+      args: ['me', TTL, TTL, '@turn:', '1', `ch\n${TTL}\n1`],
+    },
+    setup: [['SET', '@lock', 'other', 'PX', TTL]],
+    must: ['turn'],
+    read: ['lock', 'turn'],
+  },
+  {
+    name: 'fair lock, granted by a release on its way: the holder hears of its lock key',
+    run: {
+      script: script('fair-acquire'),
+      keys: [...fair, 'grants'],
+      args: ['me', TTL, TTL, '@turn:', '1', `ch\n${TTL}\n2`],
+    },
+    setup: [
+      ['SET', '@lock', 'me', 'PX', TTL],
+      ['HSET', '@grants', 'me', '=7\n1'],
+    ],
+    must: ['lock'],
+    read: ['lock'],
+  },
+  {
+    name: 'rwlock write, blocked by a reader, registering for a direct grant: the writer hears of the writer key and reader releases',
+    run: { script: script('rwlock-write'), keys: [...rw, 'grants'], args: ['w', TTL, '1', `ch\n${TTL}\n1`] },
+    setup: [['ZADD', '@readers', far(), 'r']],
+    must: ['released', 'writer'],
+    read: ['readers', 'released', 'writer'],
+  },
+  {
+    name: 'rwlock write, granted by a release on its way: the writer hears of the writer key',
+    run: { script: script('rwlock-write'), keys: [...rw, 'grants'], args: ['w', TTL, '1', `ch\n${TTL}\n2`] },
+    setup: [
+      ['SET', '@writer', 'w', 'PX', TTL],
+      ['HSET', '@grants', 'w', '=7\n1'],
+    ],
+    must: ['writer'],
+    read: ['writer'],
+  },
+  {
     name: 'election, elected: the leader hears of the leader key',
     run: {
       script: script('election-campaign'),

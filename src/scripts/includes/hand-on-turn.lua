@@ -1,0 +1,50 @@
+--- @include "next-fence"
+-- handOn(lock, queue, deadlines, fenceKey, records, turnPrefix): the fair lock was just freed by
+-- its holder (a release, or a waiter giving back a grant it can no longer use). Drops waiters
+-- whose deadline passed, then serves the first in line, who keeps the place FIFO gave it:
+-- - registered for a direct grant (`records` given and holding its record
+--   "<channel>\n<ttl>\n<epoch>", docs/direct-grants.md): it is granted the lock, with the next
+--   fencing token, and told by a PUBLISH on its channel; its record becomes "=<fence>\n<epoch>"
+--   for an attempt of its that is on its way. A PUBLISH that reaches nobody (its subscriber is
+--   reconnecting, or its process died) undoes the grant, and the waiter is woken by its turn key
+--   as below: a live waiter keeps its place, a dead one is dropped at its deadline.
+-- - otherwise its turn key is written, which only it tracks: it wakes and takes the lock itself.
+-- Returns the token whose turn key was written (the caller wakes it when it is in this process:
+-- no push comes for a connection's own writes), or '' when the line is empty or the head was
+-- granted (the grant's message reaches every process, this one included).
+local function handOn(lock, queue, deadlines, fenceKey, records, turnPrefix)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  for _, dead in ipairs(redis.call('ZRANGEBYSCORE', deadlines, '-inf', now)) do
+    redis.call('ZREM', queue, dead)
+    redis.call('ZREM', deadlines, dead)
+    if records then
+      redis.call('HDEL', records, dead)
+    end
+  end
+  local head = redis.call('ZRANGE', queue, 0, 0)[1]
+  if not head then
+    return ''
+  end
+  local channel, ttl, epoch
+  if records then
+    channel, ttl, epoch = string.match(redis.call('HGET', records, head) or '', '^([^\n]+)\n(%d+)\n(%d+)$')
+  end
+  if channel then
+    local fence = string.format('%.0f', nextFence(fenceKey))
+    redis.call('SET', lock, head, 'PX', ttl)
+    -- pcall: a user whose ACL allows no channels still releases (the head is woken instead).
+    local reached = redis.pcall('PUBLISH', channel, fence .. '\n' .. epoch .. '\n' .. head)
+    if type(reached) == 'number' and reached > 0 then
+      redis.call('HSET', records, head, '=' .. fence .. '\n' .. epoch)
+      redis.call('ZREM', queue, head)
+      redis.call('ZREM', deadlines, head)
+      redis.call('DEL', turnPrefix .. head)
+      return ''
+    end
+    redis.call('DEL', lock)
+    redis.call('HDEL', records, head)
+  end
+  redis.call('SET', turnPrefix .. head, '1', 'PX', math.max(1000, tonumber(redis.call('PTTL', deadlines))))
+  return head
+end
