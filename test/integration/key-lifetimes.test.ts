@@ -59,6 +59,9 @@ async function waitFor(what: string, check: () => Promise<boolean>): Promise<voi
 async function mutexLifecycle(lh: Leasehold): Promise<void> {
   const first = await lh.acquire('m');
   const waiter = lh.acquire('m', { timeout: 5_000 });
+  // Should an assertion below fail first, close() rejects this wait: report that assertion, not
+  // an unhandled rejection of the wait.
+  waiter.catch(() => {});
   assert.ok((await lh.acquire('m', { timeout: 50 }).catch((e: unknown) => e)) instanceof LockTimeoutError);
   await first.extend();
   await first.release();
