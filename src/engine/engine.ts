@@ -109,7 +109,6 @@ export class Engine {
         opened.delivered = true;
         grants.forget(opened);
         const lease = this.#hold(spec, name, keys, request, stored, { fence }, ttl, sentAt);
-        if (spec.grants?.verifyGranted) this.#ctx.renewer.verifySoon(lease);
         if (!take(lease)) void lease.release().catch(() => {});
       };
       return opened;

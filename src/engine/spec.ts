@@ -72,12 +72,6 @@ export interface Spec<K = unknown, R = undefined> {
   readonly grants?: {
     withdraw(keys: K, stored: string, request: R): ScriptCall;
     withdrawn?(reply: unknown, keys: K): ReturnType<Withdrawn<K>>;
-    /**
-     * The waiter does not track the lease's key (a fair waiter tracks its own turn key): a lease
-     * delivered by a grant message is verified at once, which arms tracking of its key. Anything
-     * that happened to the key before that read is seen by it; anything after is pushed.
-     */
-    readonly verifyGranted?: boolean;
   };
   /** Runs once a lease is granted; returns keys of this process to wake (an election's observers). */
   granted?(lease: Lease, keys: K): readonly string[] | undefined;

@@ -109,9 +109,6 @@ export const fairSpec: Spec<FairKeys, undefined> = {
       args: [stored, k.turn],
     }),
     withdrawn: (reply, k) => turnOf(k, reply),
-    // A fair waiter tracks its own turn key, not the lock key: a lease its grant message
-    // delivered checks the lock key once, which arms the holder's tracking of it.
-    verifyGranted: true,
   },
 };
 

@@ -20,10 +20,5 @@ if not KEYS[6] or redis.call('EXISTS', KEYS[6]) == 0 or redis.call('EXISTS', KEY
   return 1
 end
 --- @include "grant-writer"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if unexpiredReaders(KEYS[1], now) == 0 then
-  dropExpiredWriters(KEYS[4], KEYS[6], now)
-  grantWriter(KEYS[3], KEYS[4], KEYS[5], KEYS[6])
-end
+handOnWrite(KEYS[3], KEYS[1], KEYS[4], KEYS[5], KEYS[6])
 return 1

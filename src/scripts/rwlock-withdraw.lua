@@ -19,10 +19,5 @@ if redis.call('GET', KEYS[2]) ~= ARGV[1] then
 end
 redis.call('DEL', KEYS[2])
 --- @include "grant-writer"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-dropExpiredWriters(KEYS[1], KEYS[5], now)
-if unexpiredReaders(KEYS[3], now) == 0 then
-  grantWriter(KEYS[2], KEYS[1], KEYS[4], KEYS[5])
-end
+handOnWrite(KEYS[2], KEYS[3], KEYS[1], KEYS[4], KEYS[5])
 return 2

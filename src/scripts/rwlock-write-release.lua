@@ -19,10 +19,5 @@ end
 --- @include "grant-writer"
 -- A granted lease's record, if its release comes before the attempt that would have read it.
 redis.call('HDEL', KEYS[5], ARGV[1])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-dropExpiredWriters(KEYS[3], KEYS[5], now)
-if unexpiredReaders(KEYS[2], now) == 0 then
-  grantWriter(KEYS[1], KEYS[3], KEYS[4], KEYS[5])
-end
+handOnWrite(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 return 1

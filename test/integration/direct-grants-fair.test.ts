@@ -111,7 +111,7 @@ describe(`direct grants of a fair lock (${mode})`, () => {
     }
   });
 
-  test('a first in line whose subscriber is gone keeps its place and gets its turn key instead', async () => {
+  test('a first in line whose subscriber is gone keeps its place and gets its turn key; one past its deadline is dropped', async () => {
     const prefix = uniquePrefix('fgrant');
     const a = await redis.instance(prefix, HOLDER_TTL);
     const held = await a.fairLock('payouts').acquire();
@@ -130,7 +130,21 @@ describe(`direct grants of a fair lock (${mode})`, () => {
       'gone',
       `${prefix}:grants:gone\n30000\n1`,
     ]);
+    // And a waiter past its deadline (crashed): it leaves the line with its record.
+    await command(port(), ['ZADD', fairKey(prefix, 'payouts', ':queue'), '0', 'dead']);
+    await command(port(), ['ZADD', fairKey(prefix, 'payouts', ':deadlines'), '1', 'dead']);
+    await command(port(), [
+      'HSET',
+      fairKey(prefix, 'payouts', ':grants'),
+      'dead',
+      `${prefix}:grants:dead\n30000\n1`,
+    ]);
     await held.release();
+    assert.equal(
+      await command(port(), ['HEXISTS', fairKey(prefix, 'payouts', ':grants'), 'dead']),
+      0,
+      'dead record gone',
+    );
     assert.equal(
       await command(port(), ['EXISTS', fairKey(prefix, 'payouts')]),
       0,

@@ -124,7 +124,7 @@ describe(`direct grants of a read-write lock (${mode})`, () => {
     }
   });
 
-  test('a waiting writer whose subscriber is gone is dropped, and readers enter', async () => {
+  test('a waiting writer whose subscriber is gone, or past its deadline, is dropped, and readers enter', async () => {
     const prefix = uniquePrefix('rwgrant');
     const a = await redis.instance(prefix, HOLDER_TTL);
     const lock = a.readWriteLock('config');
@@ -136,6 +136,14 @@ describe(`direct grants of a read-write lock (${mode})`, () => {
       rwKey(prefix, 'config', 'grants'),
       'gone',
       `${prefix}:grants:gone\n30000\n1`,
+    ]);
+    // And a writer past its deadline (crashed): dropped with its record.
+    await command(port(), ['ZADD', rwKey(prefix, 'config', 'waiting'), '1', 'dead']);
+    await command(port(), [
+      'HSET',
+      rwKey(prefix, 'config', 'grants'),
+      'dead',
+      `${prefix}:grants:dead\n30000\n1`,
     ]);
     await reader.release();
     assert.equal(

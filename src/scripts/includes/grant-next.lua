@@ -1,4 +1,4 @@
---- @include "next-fence"
+--- @include "grant"
 -- grantNext(lock, fenceKey, queue, records): direct grants (docs/safety.md, "Direct grants").
 -- Called right after the lock key was deleted by its holder: hands the lock to the first waiter
 -- in `queue` (sorted set of waiters' stored values, in arrival order) whose connection still
@@ -18,21 +18,8 @@ local function grantNext(lock, fenceKey, queue, records)
       return
     end
     redis.call('ZREM', queue, head)
-    local record = redis.call('HGET', records, head)
-    local channel, ttl, epoch
-    if record then
-      channel, ttl, epoch = string.match(record, '^([^\n]+)\n(%d+)\n(%d+)$')
-    end
-    if channel then
-      local fence = string.format('%.0f', nextFence(fenceKey))
-      redis.call('SET', lock, head, 'PX', ttl)
-      -- pcall: a user whose ACL allows no channels still releases (the grant is just skipped).
-      local reached = redis.pcall('PUBLISH', channel, fence .. '\n' .. epoch .. '\n' .. head)
-      if type(reached) == 'number' and reached > 0 then
-        redis.call('HSET', records, head, '=' .. fence .. '\n' .. epoch)
-        return
-      end
-      redis.call('DEL', lock)
+    if grantKey(lock, fenceKey, records, head) then
+      return
     end
     redis.call('HDEL', records, head)
   end

@@ -1,4 +1,4 @@
---- @include "next-fence"
+--- @include "grant"
 -- grantPermits(set, fenceKey, queue, records): direct grants of a semaphore's permits
 -- (docs/direct-grants.md). Called after permits were given back: hands free permits to the
 -- waiters registered in `queue` (sorted set of stored values, in arrival order), each one that
@@ -33,10 +33,7 @@ local function grantPermits(set, fenceKey, queue, records)
         for i = 1, n do
           redis.call('ZADD', set, now + tonumber(ttl), head .. ':' .. i)
         end
-        -- pcall: a user whose ACL allows no channels still releases (the grant is just undone).
-        local reached = redis.pcall('PUBLISH', channel, fence .. '\n' .. epoch .. '\n' .. head)
-        if type(reached) == 'number' and reached > 0 then
-          redis.call('HSET', records, head, '=' .. fence .. '\n' .. epoch)
+        if announceGrant(records, head, channel, fence, epoch) then
           if redis.call('PTTL', set) < tonumber(ttl) then
             redis.call('PEXPIRE', set, ttl)
           end

@@ -1,4 +1,4 @@
---- @include "next-fence"
+--- @include "grant"
 -- Direct grants for a read-write lock's waiting writers (docs/direct-grants.md, "Read-write
 -- locks"). A waiting writer registered for a grant has, besides its place in `waiting` (sorted
 -- set: token -> deadline, server ms), a record in `records` (hash): "<channel>\n<ttl>\n<epoch>",
@@ -21,25 +21,25 @@ end
 -- wakes on the pushes as before.
 local function grantWriter(writer, waiting, fenceKey, records)
   for _, head in ipairs(redis.call('ZRANGE', waiting, 0, 15)) do
-    local channel, ttl, epoch = string.match(redis.call('HGET', records, head) or '', '^([^\n]+)\n(%d+)\n(%d+)$')
-    if channel then
-      local fence = string.format('%.0f', nextFence(fenceKey))
-      redis.call('SET', writer, head, 'PX', ttl)
-      -- pcall: a user whose ACL allows no channels still releases (the grant is just skipped).
-      local reached = redis.pcall('PUBLISH', channel, fence .. '\n' .. epoch .. '\n' .. head)
-      if type(reached) == 'number' and reached > 0 then
-        redis.call('HSET', records, head, '=' .. fence .. '\n' .. epoch)
-        redis.call('ZREM', waiting, head)
-        return
-      end
-      redis.call('DEL', writer)
+    local granted = grantKey(writer, fenceKey, records, head)
+    if granted ~= nil then
+      -- Granted, or reached by nobody: either way it waits no more.
       redis.call('ZREM', waiting, head)
-      redis.call('HDEL', records, head)
+    end
+    if granted then
+      return
     end
   end
 end
 
--- unexpiredReaders(readers, now): how many readers still hold (score: expiry, server ms).
-local function unexpiredReaders(readers, now)
-  return redis.call('ZCOUNT', readers, '(' .. now, '+inf')
+-- handOnWrite(writer, readers, waiting, fenceKey, records): the writer key was just freed (or a
+-- reader left it free): drops writers past their deadline, then, when no unexpired reader
+-- (score: expiry, server ms) is left, grants the write lease to a waiting writer.
+local function handOnWrite(writer, readers, waiting, fenceKey, records)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  dropExpiredWriters(waiting, records, now)
+  if redis.call('ZCOUNT', readers, '(' .. now, '+inf') == 0 then
+    grantWriter(writer, waiting, fenceKey, records)
+  end
 end

@@ -1,4 +1,4 @@
---- @include "next-fence"
+--- @include "grant"
 -- handOn(lock, queue, deadlines, fenceKey, records, turnPrefix): the fair lock was just freed by
 -- its holder (a release, or a waiter giving back a grant it can no longer use). Drops waiters
 -- whose deadline passed, then serves the first in line, who keeps the place FIFO gave it:
@@ -26,24 +26,11 @@ local function handOn(lock, queue, deadlines, fenceKey, records, turnPrefix)
   if not head then
     return ''
   end
-  local channel, ttl, epoch
-  if records then
-    channel, ttl, epoch = string.match(redis.call('HGET', records, head) or '', '^([^\n]+)\n(%d+)\n(%d+)$')
-  end
-  if channel then
-    local fence = string.format('%.0f', nextFence(fenceKey))
-    redis.call('SET', lock, head, 'PX', ttl)
-    -- pcall: a user whose ACL allows no channels still releases (the head is woken instead).
-    local reached = redis.pcall('PUBLISH', channel, fence .. '\n' .. epoch .. '\n' .. head)
-    if type(reached) == 'number' and reached > 0 then
-      redis.call('HSET', records, head, '=' .. fence .. '\n' .. epoch)
-      redis.call('ZREM', queue, head)
-      redis.call('ZREM', deadlines, head)
-      redis.call('DEL', turnPrefix .. head)
-      return ''
-    end
-    redis.call('DEL', lock)
-    redis.call('HDEL', records, head)
+  if records and grantKey(lock, fenceKey, records, head) then
+    redis.call('ZREM', queue, head)
+    redis.call('ZREM', deadlines, head)
+    redis.call('DEL', turnPrefix .. head)
+    return ''
   end
   redis.call('SET', turnPrefix .. head, '1', 'PX', math.max(1000, tonumber(redis.call('PTTL', deadlines))))
   return head
