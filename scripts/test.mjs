@@ -97,7 +97,8 @@ function serverOf(line) {
  * environment of the matrix only. The CLI drives the same drivers as the library, whose own suites
  * run in every environment; running them three times cost about two minutes of CI for nothing.
  */
-const ONCE = /^(cli-run|cli-views|cli-inputs-(run|views)|cli-messages|cli-status|dashboard|demo)\.test\.ts$/;
+const ONCE =
+  /^(cli-run|cli-views|cli-inputs-(run|views)|cli-messages|cli-status|cli-release|cli-topologies|dashboard|demo)\.test\.ts$/;
 
 /** Every run to make: a label, the files, and the environment. */
 function runs() {

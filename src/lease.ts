@@ -88,6 +88,13 @@ export class Lease {
   #releasing: Promise<boolean> | undefined;
   /** @internal Monotonic time the next renewal is due. */
   renewAt: number;
+  /**
+   * @internal Send time of the newest acquisition or extension Redis confirmed: a server that
+   * confirmed it holds the key (a restart announced later spares a lease confirmed after it).
+   */
+  get confirmedAt(): number {
+    return this.#confirmedAt;
+  }
   /** @internal A renewal of this lease is in flight. */
   renewing = false;
   /** @internal A change was signalled while renewing: verify again right after. */

@@ -91,23 +91,28 @@ export function leasehold(driver: Driver, build: Build = 'current', lowLatency =
         ...(missing === undefined ? {} : { unavailable: missing }),
       };
     },
-    async connect(url: string): Promise<ContenderClient> {
-      const { Leasehold } = await load(build);
-      // leasehold imports its client library lazily inside connect(), under its 5 s connectTimeout;
-      // a cold import in a freshly started worker on a busy machine can take most of that.
-      await import(driver === 'node-redis' ? 'redis' : 'ioredis');
-      const lh = await Leasehold.connect({ url, driver, ...(lowLatency ? { lowLatency: true } : {}) });
-      return {
-        // The default timeout is Infinity: acquire() itself waits as long as it takes.
-        acquire: async (name, { ttl, signal }) =>
-          held(await lh.acquire(name, { ttl, ...(signal ? { signal } : {}) })),
-        async forceAcquire(name, ttl) {
-          return held(await lh.forceAcquire(name, { ttl }));
-        },
-        async close() {
-          await lh.close();
-        },
-      };
-    },
+    connect: (url) => open({ url }),
+    connectCluster: (rootNodes) => open({ cluster: { rootNodes: [...rootNodes] } }),
   };
+
+  async function open(
+    target: { url: string } | { cluster: { rootNodes: string[] } },
+  ): Promise<ContenderClient> {
+    const { Leasehold } = await load(build);
+    // leasehold imports its client library lazily inside connect(), under its 5 s connectTimeout;
+    // a cold import in a freshly started worker on a busy machine can take most of that.
+    await import(driver === 'node-redis' ? 'redis' : 'ioredis');
+    const lh = await Leasehold.connect({ ...target, driver, ...(lowLatency ? { lowLatency: true } : {}) });
+    return {
+      // The default timeout is Infinity: acquire() itself waits as long as it takes.
+      acquire: async (name, { ttl, signal }) =>
+        held(await lh.acquire(name, { ttl, ...(signal ? { signal } : {}) })),
+      async forceAcquire(name, ttl) {
+        return held(await lh.forceAcquire(name, { ttl }));
+      },
+      async close() {
+        await lh.close();
+      },
+    };
+  }
 }

@@ -1,6 +1,7 @@
+import type { Cluster, Redis } from 'ioredis';
 import { defaultTimeoutOptions, Mutex, TimeoutError } from 'redis-semaphore';
 import type { Contender, ContenderClient, ContenderInfo } from './types.ts';
-import { ioredisClient, packageVersion, retryUntil } from './util.ts';
+import { ioredisClient, ioredisCluster, packageVersion, retryUntil } from './util.ts';
 
 /**
  * redis-semaphore's Mutex on ioredis: one Mutex per acquisition, loss reported through onLockLost.
@@ -41,29 +42,31 @@ const make = (tuned: boolean, interval = RETRY_MS): Contender => {
         },
       };
     },
-    async connect(url: string): Promise<ContenderClient> {
-      const client = await ioredisClient(url, tuned);
-      return {
-        async acquire(name, { ttl, signal }) {
-          const lost = new AbortController();
-          const mutex = new Mutex(client, name, {
-            lockTimeout: ttl,
-            ...(tuned ? { retryInterval: interval } : {}),
-            onLockLost: (error) => lost.abort(error),
-          });
-          await retryUntil(
-            () => mutex.acquire(signal),
-            (error) => error instanceof TimeoutError,
-            signal,
-          );
-          return { signal: lost.signal, release: () => mutex.release() };
-        },
-        async close() {
-          await client.quit();
-        },
-      };
-    },
+    connect: async (url) => session(await ioredisClient(url, tuned)),
+    connectCluster: async (rootNodes) => session(await ioredisCluster(rootNodes, tuned)),
   };
+
+  function session(client: Redis | Cluster): ContenderClient {
+    return {
+      async acquire(name, { ttl, signal }) {
+        const lost = new AbortController();
+        const mutex = new Mutex(client, name, {
+          lockTimeout: ttl,
+          ...(tuned ? { retryInterval: interval } : {}),
+          onLockLost: (error) => lost.abort(error),
+        });
+        await retryUntil(
+          () => mutex.acquire(signal),
+          (error) => error instanceof TimeoutError,
+          signal,
+        );
+        return { signal: lost.signal, release: () => mutex.release() };
+      },
+      async close() {
+        await client.quit();
+      },
+    };
+  }
 };
 
 /** The tuned contenders' poll interval, ms. */

@@ -1,3 +1,4 @@
+import type { Cluster, Redis } from 'ioredis';
 import {
   createLock,
   DEFAULTS,
@@ -6,7 +7,7 @@ import {
   type SimpleLock,
 } from 'redlock-universal';
 import type { Contender, ContenderClient, ContenderInfo } from './types.ts';
-import { ioredisClient, packageVersion, retryUntil, usingHandle } from './util.ts';
+import { ioredisClient, ioredisCluster, packageVersion, retryUntil, usingHandle } from './util.ts';
 
 const engines = '>=22.0.0';
 
@@ -43,34 +44,36 @@ const make = (tuned: boolean): Contender => ({
       },
     };
   },
-  async connect(url: string): Promise<ContenderClient> {
-    const client = await ioredisClient(url, tuned);
-    const adapter = new IoredisAdapter(client);
-    // README: create the lock once per resource and call using() on it; keyed by ttl too.
-    const locks = new Map<string, SimpleLock>();
-    const lockFor = (name: string, ttl: number): SimpleLock => {
-      const id = `${ttl}\u0000${name}`;
-      let lock = locks.get(id);
-      if (lock === undefined) {
-        lock = createLock({ adapter, key: name, ttl, ...(tuned ? TUNED : {}) }) as SimpleLock;
-        locks.set(id, lock);
-      }
-      return lock;
-    };
-    return {
-      acquire: (name, { ttl, signal }) =>
-        retryUntil(
-          () => usingHandle((routine) => lockFor(name, ttl).using(routine)),
-          (error) => error instanceof LockAcquisitionError,
-          signal,
-        ),
-      async close() {
-        locks.clear();
-        await client.quit();
-      },
-    };
-  },
+  connect: async (url) => session(await ioredisClient(url, tuned), tuned),
+  connectCluster: async (rootNodes) => session(await ioredisCluster(rootNodes, tuned), tuned),
 });
+
+function session(client: Redis | Cluster, tuned: boolean): ContenderClient {
+  const adapter = new IoredisAdapter(client);
+  // README: create the lock once per resource and call using() on it; keyed by ttl too.
+  const locks = new Map<string, SimpleLock>();
+  const lockFor = (name: string, ttl: number): SimpleLock => {
+    const id = `${ttl}\u0000${name}`;
+    let lock = locks.get(id);
+    if (lock === undefined) {
+      lock = createLock({ adapter, key: name, ttl, ...(tuned ? TUNED : {}) }) as SimpleLock;
+      locks.set(id, lock);
+    }
+    return lock;
+  };
+  return {
+    acquire: (name, { ttl, signal }) =>
+      retryUntil(
+        () => usingHandle((routine) => lockFor(name, ttl).using(routine)),
+        (error) => error instanceof LockAcquisitionError,
+        signal,
+      ),
+    async close() {
+      locks.clear();
+      await client.quit();
+    },
+  };
+}
 
 /** The tuned settings: retry every 1 ms (the caller's loop calls using() again after retryAttempts). */
 const TUNED = { retryDelay: 1 };

@@ -1,6 +1,7 @@
 import { ExecutionError, Redlock } from '@sesamecare-oss/redlock';
+import type { Cluster, Redis } from 'ioredis';
 import type { Contender, ContenderClient, ContenderInfo } from './types.ts';
-import { ioredisClient, packageVersion, retryUntil, usingHandle } from './util.ts';
+import { ioredisClient, ioredisCluster, packageVersion, retryUntil, usingHandle } from './util.ts';
 
 /**
  * @sesamecare-oss/redlock on ioredis, through `using()` (auto-extension, AbortSignal on failure).
@@ -34,22 +35,24 @@ const make = (tuned: boolean, delay = 1): Contender => {
         settings: { ...settings, ...(tuned ? { enableAutoPipelining: true } : {}) },
       };
     },
-    async connect(url: string): Promise<ContenderClient> {
-      const client = await ioredisClient(url, tuned);
-      const lock = new Redlock([client], tuned ? TUNED : {});
-      return {
-        acquire: (name, { ttl, signal }) =>
-          retryUntil(
-            () => usingHandle((routine) => lock.using([name], ttl, routine)),
-            (error) => error instanceof ExecutionError,
-            signal,
-          ),
-        async close() {
-          await client.quit();
-        },
-      };
-    },
+    connect: async (url) => session(await ioredisClient(url, tuned)),
+    connectCluster: async (rootNodes) => session(await ioredisCluster(rootNodes, tuned)),
   };
+
+  function session(client: Redis | Cluster): ContenderClient {
+    const lock = new Redlock([client], tuned ? TUNED : {});
+    return {
+      acquire: (name, { ttl, signal }) =>
+        retryUntil(
+          () => usingHandle((routine) => lock.using([name], ttl, routine)),
+          (error) => error instanceof ExecutionError,
+          signal,
+        ),
+      async close() {
+        await client.quit();
+      },
+    };
+  }
 };
 
 // The tuned settings (TUNED in make()): retry every 1-2 ms (jitter: half the delay, at least 1 ms).

@@ -61,6 +61,11 @@ export interface Contender {
   info(): Promise<ContenderInfo>;
   connect(url: string): Promise<ContenderClient>;
   /**
+   * The same contender on a Redis Cluster (bench/cluster.ts), through the library's own Cluster
+   * support; undefined when the library has none.
+   */
+  connectCluster?(rootNodes: readonly string[]): Promise<ContenderClient>;
+  /**
    * The Redis keys that carry the lock's expiry (what an external DEL or a takeover SET targets).
    * Undefined: the scenario discovers them by scanning for the lock name.
    */

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 
 const require = createRequire(import.meta.url);
 
@@ -44,6 +44,26 @@ export function ownVersion(): string {
 export async function ioredisClient(url: string, pipelined = false): Promise<Redis> {
   const client = pipelined ? new Redis(url, { enableAutoPipelining: true }) : new Redis(url);
   if (client.status !== 'ready') await once(client, 'ready');
+  return client;
+}
+
+/**
+ * An ioredis Cluster client over `rootNodes` (redis://host:port URLs), resolved once ready; the
+ * same `pipelined` setting as ioredisClient. The peers take it where they take a Redis client.
+ */
+export async function ioredisCluster(rootNodes: readonly string[], pipelined = false): Promise<Cluster> {
+  const nodes = rootNodes.map((url) => {
+    const { hostname, port } = new URL(url);
+    return { host: hostname, port: Number(port) };
+  });
+  const client = new Cluster(nodes, pipelined ? { enableAutoPipelining: true } : {});
+  if (client.status !== 'ready') {
+    const ready = once(client, 'ready', { signal: AbortSignal.timeout(10_000) });
+    await ready.catch((error: unknown) => {
+      client.disconnect();
+      throw new Error(`ioredis Cluster not ready within 10 s (${String(error)})`);
+    });
+  }
   return client;
 }
 

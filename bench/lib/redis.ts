@@ -140,6 +140,13 @@ export class Bench {
     return (await this.info('server'))['redis_version'] ?? 'unknown';
   }
 
+  /** "Redis 8.6.3" or "Valkey 9.1.2" (Valkey reports redis_version 7.2.4 for compatibility). */
+  async product(): Promise<string> {
+    const info = await this.info('server');
+    const valkey = info['valkey_version'];
+    return valkey === undefined ? `Redis ${info['redis_version'] ?? 'unknown'}` : `Valkey ${valkey}`;
+  }
+
   async stop(): Promise<void> {
     this.admin.disconnect();
     await this.server.stop();

@@ -12,12 +12,20 @@ export function lossCell(stats: LossStats | undefined, cap: number, stat: 'p50' 
   return stats.never > 0 ? `${value}; ${stats.never}/${total} never` : value;
 }
 
+/**
+ * The primitives other than the mutex that the handoff sections time (bench/contenders/
+ * semaphores.ts): a semaphore of limit 1, a fair lock, a write lease.
+ */
+const OTHER_PRIMITIVE =
+  /^(leasehold-(baseline-)?(node-redis|ioredis)-(semaphore|fair|write)|redis-semaphore-semaphore(-tuned)?)$/;
+
 /** The short table for the README: one row per contender, the numbers users choose by. */
 export function headline(results: Results): string {
   const s = results.scenarios;
-  // The peers' longer poll intervals belong to section 2b's chart, not the headline.
+  // The peers' longer poll intervals belong to section 2b's chart, not the headline, and the
+  // other primitives to sections 2 and 2b: the headline compares mutexes.
   const rows = results.contenders
-    .filter((c) => !/-poll-\d+ms$/.test(c.id))
+    .filter((c) => !/-poll-\d+ms$/.test(c.id) && !OTHER_PRIMITIVE.test(c.id))
     .map((c) => {
       if (c.unavailable !== undefined)
         return [c.label, `not run: ${c.unavailable}`, '', '', '', '', '', '', ''];

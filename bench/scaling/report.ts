@@ -17,7 +17,7 @@ interface Point {
 }
 
 /** One line per contender over a log x axis, one panel per `panel` value. */
-function lines(
+export function lines(
   title: string,
   xTitle: string,
   yTitle: string,

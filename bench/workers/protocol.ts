@@ -1,3 +1,5 @@
+import type { ClusterCellRequest } from '../cluster/protocol.ts';
+
 /** Requests the parent sends to a worker; each gets exactly one `Reply` with the same `id`. */
 export type Request =
   | { id: number; cmd: 'init'; contender: string; url: string }
@@ -45,7 +47,10 @@ export type Request =
       callers: number;
       /** This process takes the lock first (one caller more, the first holder). */
       first: boolean;
-    };
+    }
+  /** bench/cluster/worker.ts: acquire+release on the cell's names, unmeasured, then measured. */
+  | ({ id: number; cmd: 'cluster-warm'; warmupMs: number } & ClusterCellRequest)
+  | ({ id: number; cmd: 'cluster-run'; windowMs: number } & ClusterCellRequest);
 
 /** One-way messages from the parent. */
 export type Notice =

@@ -79,7 +79,7 @@ export class Connections {
           // quorum keeps its leases on the other nodes; its extensions put the key back.
           if (info?.restarted === true && drivers.length === 1) {
             const detail = 'Redis restarted (its run_id changed), and its keys are gone';
-            engine.loseWhere(info.affects ?? (() => true), detail);
+            engine.loseWhere(info.affects ?? (() => true), detail, info.since);
           }
           dispatcher.everything();
           engine.retryGiveBacks();

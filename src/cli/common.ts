@@ -17,11 +17,15 @@ import {
 } from '../options/index.ts';
 import { mutexLayout } from '../primitives/mutex.ts';
 import { CliError, DOCS, EXIT } from './exit.ts';
+import { checkTopologyFlags, type Topology, topologyOf, urlsOf } from './topology.ts';
 import { DURATION_EXAMPLES } from './values.ts';
 
 /** Options every command that talks to Redis accepts (for node:util parseArgs). */
 export const connectionOptions = {
   redis: { type: 'string' },
+  cluster: { type: 'string' },
+  sentinel: { type: 'string' },
+  nodes: { type: 'string' },
   prefix: { type: 'string' },
   driver: { type: 'string' },
   'tls-ca': { type: 'string' },
@@ -49,7 +53,10 @@ export const connectionHelp = `Connection options:
   -h, --help          show this help`;
 
 export interface Connection {
+  /** One Redis's URL (with a topology: the default one, unused). */
   url: string;
+  /** One Redis, or a Cluster, Sentinel master or quorum (--cluster, --sentinel, --nodes). */
+  topology: Topology;
   prefix: string;
   driver: DriverKind;
   /** The --tls-* flags as the library's `tls` option; undefined when none was given. */
@@ -58,6 +65,9 @@ export interface Connection {
 
 type ConnectionValues = {
   redis?: string | undefined;
+  cluster?: string | undefined;
+  sentinel?: string | undefined;
+  nodes?: string | undefined;
   prefix?: string | undefined;
   driver?: string | undefined;
   'tls-ca'?: string | undefined;
@@ -69,18 +79,25 @@ type ConnectionValues = {
 
 /** The connection flags, checked as `Leasehold.connect()` checks `url`, `prefix`, `driver` and `tls`. */
 export function connection(values: ConnectionValues): Connection {
-  const url = usage(() => checkUrl(values.redis ?? defaultUrl(), '--redis'));
+  const topology = topologyOf(values);
+  usage(() => checkTopologyFlags(topology));
+  const url =
+    topology.kind === 'redis' ? usage(() => checkUrl(values.redis ?? defaultUrl(), '--redis')) : defaultUrl();
+  const urls = urlsOf({ url, topology });
   const tls = tlsFlags(values);
-  if (tls !== undefined && !url.startsWith('rediss://')) {
-    throw new CliError(
-      '--tls-* flags need a rediss:// URL (--redis or $REDIS_URL): with redis:// the connection would not be encrypted',
-    );
+  if (tls !== undefined && !urls.every((u) => u.startsWith('rediss://'))) {
+    const where =
+      topology.kind === 'redis'
+        ? 'a rediss:// URL (--redis or $REDIS_URL)'
+        : `rediss:// URLs in --${topology.kind}`;
+    throw new CliError(`--tls-* flags need ${where}: with redis:// the connection would not be encrypted`);
   }
   return usage(() => ({
     url,
+    topology,
     prefix: checkPrefix(values.prefix ?? DEFAULT_PREFIX, '--prefix'),
     driver: checkDriver(values.driver ?? installedDriver(), '--driver'),
-    tls: tls === undefined ? undefined : checkTls(tls, [url], '--tls'),
+    tls: tls === undefined ? undefined : checkTls(tls, urls, '--tls'),
   }));
 }
 

@@ -2,14 +2,14 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { keyFor } from '../base/keys.ts';
-import { parseStamp } from '../base/owner.ts';
 import { newToken } from '../base/token.ts';
-import { scripts } from '../scripts/index.ts';
+import { forceRelease } from '../inspect/force.ts';
+import { PRIMITIVES, type Primitive } from '../inspect/layout.ts';
 import { connection, connectionHelp, connectionOptions, printJson } from './common.ts';
 import { CliError, EXIT } from './exit.ts';
 import { type LiveEntry, LiveView, startLive, type TimelineEvent } from './live.ts';
 import { row } from './top.ts';
+import { describeTarget, topologyHelp } from './topology.ts';
 import { followLimit } from './values.ts';
 
 export const dashboardHelp = `Usage: leasehold dashboard [<name-prefix>] [options]
@@ -24,11 +24,13 @@ Options:
                       exits 73 at once
   --host <address>    address to listen on (default 127.0.0.1, this machine only). Any --host
                       requires a token: the printed URL carries it, every request must
-  --allow-release     show a force-release button on mutexes (asks for confirmation; each
+  --allow-release     show a force-release button on every held name (asks for confirmation; each
                       release prints an audit line on stderr)
   --limit <n>         follow at most n names (default 1000)
 
 ${connectionHelp}
+
+${topologyHelp}
 `;
 
 /** Timeline entries kept for pages that connect later. */
@@ -81,7 +83,8 @@ export async function dashboard(argv: string[]): Promise<number> {
   view.on('mode', (mode) => send('mode', mode));
   view.on('error', (error) => send('problem', { message: error.message }));
   const signals = await startLive(view);
-  const server = await view.serverVersion().catch(() => 'unknown');
+  const version = await view.serverVersion().catch(() => 'unknown');
+  const server = conn.topology.kind === 'redis' ? version : `${version}, ${describeTarget(conn)}`;
   const page = readFileSync(new URL('./dashboard.html', import.meta.url), 'utf8');
 
   const hello = () => ({
@@ -136,9 +139,10 @@ export async function dashboard(argv: string[]): Promise<number> {
   }
 
   /**
-   * Force-release of a mutex: only with --allow-release, only of the holder the page showed
-   * (compare-and-delete on the stored value: a newer holder is never deleted), with the name
-   * typed back as confirmation, and an audit line on stderr.
+   * Force-release of one holder of any primitive (inspect/force.ts, as `release --force --token`):
+   * only with --allow-release, only of the holder the page showed (its own release script on the
+   * value Redis stores: a newer holder is never touched), with the name typed back as
+   * confirmation, and an audit line on stderr.
    */
   async function release(
     req: IncomingMessage,
@@ -151,32 +155,40 @@ export async function dashboard(argv: string[]): Promise<number> {
       res.end(json(body));
     };
     if (!allowRelease) return reply(403, { error: 'read-only: start the dashboard with --allow-release' });
-    const body = JSON.parse(await readBody(req)) as { name?: unknown; token?: unknown; confirm?: unknown };
+    const body = JSON.parse(await readBody(req)) as {
+      name?: unknown;
+      primitive?: unknown;
+      token?: unknown;
+      confirm?: unknown;
+    };
     const { name, token: holder, confirm } = body;
+    const primitive = body.primitive ?? 'mutex';
     if (typeof name !== 'string' || typeof holder !== 'string' || confirm !== name) {
       return reply(400, { error: 'name, the holder token, and confirm (the name typed again) are needed' });
     }
-    const entry: LiveEntry | undefined = view.entries.get(`mutex\u0000${name}`);
-    const key = keyFor(conn.prefix, name);
-    const reader = view.reader;
-    const value = reader === undefined ? undefined : await reader.command(['GET', key]);
-    const stored = value === null || value === undefined ? undefined : String(value);
-    if (stored === undefined || parseStamp(stored).token !== holder) {
-      return reply(409, { error: 'that holder no longer holds it' });
+    if (!PRIMITIVES.includes(primitive as Primitive)) {
+      return reply(400, { error: `primitive must be one of ${PRIMITIVES.join(', ')}` });
     }
-    const released = (await reader?.eval({ script: scripts.release, keys: [key], args: [stored] })) === 1;
-    const owner = parseStamp(stored).owner;
+    const kind = primitive as Primitive;
+    const entry: LiveEntry | undefined = view.entries.get(`${kind}\u0000${name}`);
+    // Every reader: one Redis, or each node of a quorum (the holder's copy on each).
+    const freed = (
+      await Promise.all(view.readers.map((reader) => forceRelease(reader, conn.prefix, name, kind, holder)))
+    ).flat();
+    const gone = freed.find((f) => f.released) ?? freed[0];
+    if (gone === undefined) return reply(409, { error: 'that holder no longer holds it' });
+    const { released, owner } = gone;
     process.stderr.write(
       `leasehold dashboard: AUDIT ${new Date().toISOString()} force-release name=${JSON.stringify(name)} ` +
-        `owner=${JSON.stringify(owner ?? null)} token=${holder} released=${released} from=${who}\n`,
+        `primitive=${kind} owner=${JSON.stringify(owner ?? null)} token=${holder} released=${released} from=${who}\n`,
     );
     const event: TimelineEvent = {
       time: Date.now(),
       type: 'forced',
       name,
-      primitive: 'mutex',
+      primitive: kind,
       owner,
-      fencingToken: entry?.inspection.holders[0]?.fencingToken,
+      fencingToken: entry?.inspection.holders.find((h) => h.token === holder)?.fencingToken,
     };
     timeline.push(event);
     send('timeline', event);

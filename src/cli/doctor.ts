@@ -4,6 +4,7 @@ import { redact } from '../base/redact.ts';
 import type { Driver, TrackingProof } from '../driver/types.ts';
 import { connection, connectionHelp, connectionOptions, openDriver, printJson } from './common.ts';
 import { DOCS, EXIT } from './exit.ts';
+import { oneRedisOnly } from './targets.ts';
 import { formatMs } from './values.ts';
 
 export const doctorHelp = `Usage: leasehold doctor [options]
@@ -46,6 +47,7 @@ export async function doctor(argv: string[]): Promise<number> {
     return EXIT.ok;
   }
   const conn = connection(values);
+  oneRedisOnly(conn, 'doctor');
   const driver = await openDriver(conn, true);
   try {
     const report = await examine(driver, conn.url, conn.driver);

@@ -5,14 +5,8 @@ import type { Driver, TrackingProof } from '../driver/types.ts';
 import { Inspector, isLive } from '../inspect/inspector.ts';
 import { type Primitive, parseKey } from '../inspect/layout.ts';
 import type { Inspection } from '../primitives/inspection.ts';
-import {
-  type Connection,
-  openDriver,
-  redisFailure,
-  refusedAccess,
-  type Stopper,
-  stopOnSignals,
-} from './common.ts';
+import { type Connection, redisFailure, refusedAccess, type Stopper, stopOnSignals } from './common.ts';
+import { openTargets, weakestProof } from './targets.ts';
 
 /** How often the view re-reads everything when pushes are unproven. */
 const POLL_MS = 1_000;
@@ -62,8 +56,10 @@ export class LiveView extends EventEmitter<LiveEvents> {
   readonly #names: string;
   readonly #limit: number;
   readonly entries = new Map<string, LiveEntry>();
-  #reader: Driver | undefined;
-  #watcher: Driver | undefined;
+  /** The connections that read (tracking nothing): one, or one per node of a quorum. */
+  #readers: Driver[] = [];
+  /** The connections that track in BCAST mode: one (every master of a Cluster), or one per node. */
+  #watchers: Driver[] = [];
   #inspector: Inspector | undefined;
   readonly #dirty = new Set<string>();
   #everything = false;
@@ -87,25 +83,34 @@ export class LiveView extends EventEmitter<LiveEvents> {
   }
 
   async start(): Promise<void> {
-    this.#reader = await openDriver(this.#conn, false);
-    this.#inspector = new Inspector([{ label: 'redis', driver: this.#reader }], this.#conn.prefix);
+    const readers = await openTargets(this.#conn, false);
+    this.#readers = readers.drivers;
+    this.#inspector = new Inspector(
+      readers.drivers.map((driver, i) => ({ label: readers.labels[i] ?? 'redis', driver })),
+      this.#conn.prefix,
+    );
     const watched = `${this.#conn.prefix}:{${this.#names}`;
     const canary = `${this.#conn.prefix}:{leasehold-canary}`;
-    // Redis refuses overlapping BCAST prefixes: one covers the other when names is ''.
-    const bcast = canary.startsWith(watched) ? [watched] : [watched, canary];
+    // A Cluster master's canary lives in a slot it serves: `<prefix>:{canary-<n>}:...`.
+    const canaries = [canary, `${this.#conn.prefix}:{canary-`];
+    // Redis refuses overlapping BCAST prefixes: `watched` covers the canaries when names is ''.
+    const bcast = [watched, ...canaries.filter((c) => !c.startsWith(watched))];
     const proven = new Promise<void>((resolve) => {
       this.#firstProof = resolve;
     });
-    this.#watcher = await openDriver(this.#conn, true, {
+    const watchers = await openTargets(this.#conn, true, {
       bcast,
       canaryKey: () => `${canary}:${newToken()}`,
       handlers: {
         invalidate: (keys) => this.#invalidate(keys),
         reset: () => this.#invalidate(null),
         disconnected: (error) => this.emit('error', error ?? new Error('the connection to Redis closed')),
-        proven: (proof) => this.#proven(proof),
+        proven: () => this.#proven(),
       },
     });
+    this.#watchers = watchers.drivers;
+    // A proof may have come during connect, before the watchers were known: look again.
+    this.#proven();
     // The mode the view starts in is the canary's verdict: wait for it (it needs a push).
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([proven, new Promise((resolve) => (timer = setTimeout(resolve, PROOF_WAIT_MS)))]);
@@ -118,14 +123,14 @@ export class LiveView extends EventEmitter<LiveEvents> {
     if (refused !== undefined) redisFailure(refused, `reading the names under "${this.#names}"`);
   }
 
-  /** The connection that reads (tracking nothing), for the dashboard's force-release. */
-  get reader(): Driver | undefined {
-    return this.#reader;
+  /** The connections that read (tracking nothing), for the dashboard's force-release. */
+  get readers(): readonly Driver[] {
+    return this.#readers;
   }
 
   /** The server's version, for the dashboard's header (Valkey also reports a redis_version). */
   async serverVersion(): Promise<string> {
-    const info = String(await this.#reader?.command(['INFO', 'server']));
+    const info = String(await this.#readers[0]?.command(['INFO', 'server']));
     const valkey = /valkey_version:(\S+)/.exec(info)?.[1];
     if (valkey !== undefined) return `Valkey ${valkey}`;
     return `Redis ${/redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown'}`;
@@ -135,7 +140,7 @@ export class LiveView extends EventEmitter<LiveEvents> {
     this.#closed = true;
     clearInterval(this.#poll);
     for (const cancel of this.#expiry.values()) cancel();
-    await Promise.all([this.#watcher?.close(), this.#reader?.close()]);
+    await Promise.all([...this.#watchers, ...this.#readers].map((driver) => driver.close()));
   }
 
   /** Reads every name again (on connect, a reconnect, a FLUSHALL, and while polling). */
@@ -150,7 +155,13 @@ export class LiveView extends EventEmitter<LiveEvents> {
     return this.#flush();
   }
 
-  #proven(proof: TrackingProof): void {
+  /**
+   * A canary finished. Pushes are trusted once every watcher proved them (a Cluster driver
+   * answers for all its masters); until every proof is in, or with one failed, the view polls.
+   */
+  #proven(): void {
+    const proof = weakestProof(this.#watchers);
+    if (proof === undefined) return;
     this.#firstProof();
     clearInterval(this.#poll);
     this.#poll = undefined;

@@ -18,7 +18,7 @@ Usage: leasehold <command> [options]
 Commands:
   run <name> -- <command...>   run a command while holding the lock <name>
   status <name>                who holds <name> (any primitive), who waits, TTLs, fencing tokens
-  release --force <name>       delete <name> whoever holds it (the holder is told at once)
+  release --force <name>       free <name> whoever holds it, any primitive (the next in line gets in)
   watch <name>                 print every change to <name> as it happens
   top [<name-prefix>]          live view of every name under a prefix: holders, TTLs, waiters
   dashboard [<name-prefix>]    the same as a web page (127.0.0.1 by default), live over SSE

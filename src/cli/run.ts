@@ -21,6 +21,7 @@ import {
 } from './common.ts';
 import { WaitingDisplay } from './display.ts';
 import { CliError, EXIT } from './exit.ts';
+import { topologyHelp, topologyOptions } from './topology.ts';
 import { duration, formatMs } from './values.ts';
 
 export const runHelp = `Usage: leasehold run <name> [options] -- <command> [args...]
@@ -39,6 +40,9 @@ Options:
                       (default: 5000)
   --owner <text>      who holds it, as inspection shows it (default: host:pid:leasehold run <command>)
 ${connectionHelp}
+
+${topologyHelp}
+
   Durations accept a unit: 500ms, 10s, 2m, 1h, 2d (1.5h too).
 
 The command's environment also has:
@@ -108,9 +112,9 @@ export async function run(argv: string[]): Promise<number> {
 
 async function connect(conn: Connection, ttl: number, owner: string): Promise<Leasehold> {
   try {
-    const { url, prefix, driver, tls } = conn;
+    const { url, prefix, driver, tls, topology } = conn;
     return await Leasehold.connect({
-      url,
+      ...(topology.kind === 'redis' ? { url } : topologyOptions(topology)),
       prefix,
       driver,
       ttl,

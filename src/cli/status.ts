@@ -9,11 +9,12 @@ import {
   connectionHelp,
   connectionOptions,
   lockName,
-  openDriver,
   printJson,
   redisFailure,
 } from './common.ts';
 import { CliError, EXIT } from './exit.ts';
+import { openTargets, weakestProof } from './targets.ts';
+import { topologyHelp } from './topology.ts';
 import { formatMs } from './values.ts';
 
 /** The primitives' titles, "a, b or c" (from the registry, so a new primitive shows up here). */
@@ -34,6 +35,8 @@ Options:
   --primitive <kind>  only this one: ${either(PRIMITIVES)}
 
 ${connectionHelp}
+
+${topologyHelp}
 `;
 
 export async function status(argv: string[]): Promise<number> {
@@ -53,9 +56,12 @@ export async function status(argv: string[]): Promise<number> {
   }
   const conn = connection(values);
   // Tracking on, so that the canary tells which notification mode an instance gets here.
-  const driver = await openDriver(conn, true);
+  const { drivers, labels } = await openTargets(conn, true);
   try {
-    const inspector = new Inspector([{ label: 'redis', driver }], conn.prefix);
+    const inspector = new Inspector(
+      drivers.map((driver, i) => ({ label: labels[i] ?? 'redis', driver })),
+      conn.prefix,
+    );
     const found: Inspection[] = [];
     for (const primitive of only === undefined ? PRIMITIVES : [only as Primitive]) {
       const inspection = await inspector
@@ -63,12 +69,12 @@ export async function status(argv: string[]): Promise<number> {
         .catch((error: unknown) => redisFailure(error, `reading the ${primitive} "${name}"`));
       if (inspection !== undefined) found.push(inspection);
     }
-    const report = statusReport(name, conn.prefix, found, modeOf(driver.proof));
+    const report = statusReport(name, conn.prefix, found, modeOf(weakestProof(drivers)));
     if (values.json) printJson(report);
     else process.stdout.write(describeStatus(report, only as Primitive | undefined));
     return EXIT.ok;
   } finally {
-    await driver.close();
+    await Promise.all(drivers.map((driver) => driver.close()));
   }
 }
 
@@ -140,13 +146,12 @@ function describeEntry(e: StatusEntry): string[] {
     lines.push('  limit    not stored in Redis: each caller passes its own (semaphore(name, { limit }))');
   }
   lines.push(`  fencing  ${e.lastFencingToken} (${describe.fencing})`);
+  if (e.nodes !== undefined) lines.push(...nodeLines(e));
   const local = describe.localWaiters;
   if (e.waiters === null || e.waiters === undefined)
     lines.push(`  waiters  ${local ?? 'not recorded in Redis'}`);
   else if (e.waiters.length === 0)
-    lines.push(
-      `  waiters  none${e.primitive === 'rwlock' ? ' (no writer waiting; readers wait in their own processes)' : ''}`,
-    );
+    lines.push(`  waiters  none${describe.unlisted === undefined ? '' : ` (${describe.unlisted})`}`);
   else {
     const total = e.queued ?? e.waiters.length;
     lines.push(
@@ -157,6 +162,34 @@ function describeEntry(e: StatusEntry): string[] {
     });
   }
   return lines;
+}
+
+/**
+ * Quorum mode: each node's copy. A holder a majority agrees on but some node lacks is
+ * under-replicated (that node restarted empty, or lost the key): its extensions put it back.
+ */
+function nodeLines(e: StatusEntry): string[] {
+  const nodes = e.nodes ?? [];
+  const agreed = new Set(e.holders.map((h) => h.token));
+  const lines = [`  nodes    ${nodes.length}, a majority is ${Math.floor(nodes.length / 2) + 1}`];
+  let missing = 0;
+  for (const node of nodes) {
+    const copies =
+      node.error !== undefined ? `unreadable: ${node.error}` : describeCopies(node.holders, agreed);
+    if (node.error === undefined && [...agreed].some((t) => !node.holders.some((h) => h.token === t)))
+      missing += 1;
+    lines.push(`    ${node.node}  ${copies}, fencing counter ${node.lastFencingToken}`);
+  }
+  if (agreed.size > 0 && missing > 0)
+    lines.push(`  replicas under-replicated: ${missing} of ${nodes.length} nodes lack the holder's key`);
+  return lines;
+}
+
+function describeCopies(holders: readonly Holder[], agreed: ReadonlySet<string>): string {
+  if (holders.length === 0) return agreed.size > 0 ? 'missing (no copy)' : 'free';
+  return holders
+    .map((h) => `${h.owner ?? '(no owner)'} token ${h.token}${agreed.has(h.token) ? '' : ' (no majority)'}`)
+    .join('; ');
 }
 
 function label(h: Holder): string {

@@ -3,6 +3,7 @@ import type { Holder, Inspection } from '../primitives/inspection.ts';
 import { connection, connectionHelp, connectionOptions, printJson } from './common.ts';
 import { EXIT } from './exit.ts';
 import { type LiveEntry, LiveView, startLive } from './live.ts';
+import { topologyHelp } from './topology.ts';
 import { followLimit, formatMs } from './values.ts';
 
 export const topHelp = `Usage: leasehold top [<name-prefix>] [options]
@@ -19,6 +20,8 @@ Options:
                       ("acquired", "handoff", "released", "expired")
 
 ${connectionHelp}
+
+${topologyHelp}
 `;
 
 export async function top(argv: string[]): Promise<number> {
@@ -77,14 +80,26 @@ export async function top(argv: string[]): Promise<number> {
 /** A name's row as JSON: the inspection with ages instead of epoch times. */
 export function row(entry: LiveEntry): Record<string, unknown> {
   const { inspection } = entry;
+  const held = copies(inspection);
   return {
     ...inspection,
+    ...(held === undefined ? {} : { copies: held, underReplicated: held.on < held.of }),
     changes: entry.changes,
     holders: inspection.holders.map((h) => ({
       ...h,
       age: h.since === undefined ? undefined : Date.now() - h.since,
     })),
   };
+}
+
+/**
+ * Quorum mode: on how many nodes the (first) holder's key is, of how many. Fewer than all: the
+ * name is under-replicated (a node restarted empty or lost the key; the extensions put it back).
+ */
+export function copies(i: Inspection): { on: number; of: number } | undefined {
+  const token = i.holders[0]?.token;
+  if (i.nodes === undefined || token === undefined) return undefined;
+  return { on: i.nodes.filter((n) => n.holders.some((h) => h.token === token)).length, of: i.nodes.length };
 }
 
 /** The full-screen table: redrawn on every change, and every second for the TTL countdown. */
@@ -184,10 +199,12 @@ function line(entry: LiveEntry): string {
       : i.holders.length > 1
         ? `${first.owner ?? '?'} +${i.holders.length - 1}`
         : (first.owner ?? '?');
+  const held = copies(i);
+  const where = held === undefined ? '' : ` [${held.on}/${held.of}${held.on < held.of ? ' !' : ''}]`;
   const age = first?.since === undefined ? '-' : formatMs(Math.max(0, Date.now() - first.since));
   const ttl =
     first === undefined ? '-' : first.ttlLeft < 0 ? 'none' : formatMs(Math.max(0, first.ttlLeft - elapsed));
   const fence = String(first?.fencingToken ?? i.lastFencingToken);
   const waiting = i.waiters === undefined ? '' : String(i.queued ?? i.waiters.length);
-  return pad([i.name, i.primitive, holder, age, ttl, fence, waiting, String(entry.changes)]);
+  return pad([i.name, i.primitive, holder + where, age, ttl, fence, waiting, String(entry.changes)]);
 }

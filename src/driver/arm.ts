@@ -1,3 +1,4 @@
+import { monotonic } from '../base/clock.ts';
 import { preloadScripts } from '../scripts/index.ts';
 import { Canary, type CanaryPort, defaultCanaryKey, refused } from './canary.ts';
 import {
@@ -50,12 +51,13 @@ export class Arm {
 
   async run(steps: ArmSteps): Promise<void> {
     const run = ++this.#runs;
+    const since = monotonic();
     let proof: TrackingProof | undefined;
     try {
       const restarted = await steps.identify();
       if (steps.redirect !== undefined) proof = await this.#track(steps, steps.redirect);
       await preloadScripts(steps.send);
-      steps.handlers.reset(restarted ? { restarted } : undefined);
+      steps.handlers.reset(restarted ? { restarted, since } : undefined);
     } catch (error) {
       steps.handlers.disconnected(asError(error));
       return;

@@ -11,6 +11,7 @@ import {
   SLOTS,
   type SlotRange,
 } from './cluster-topology.ts';
+import { FanOut } from './fan-out.ts';
 import {
   asError,
   type Driver,
@@ -20,6 +21,8 @@ import {
   NO_HANDLERS,
   type NodeDriverFactory,
   type ScriptCall,
+  type Subscription,
+  type SubscriptionHandlers,
   type TrackingProof,
 } from './types.ts';
 
@@ -79,6 +82,8 @@ export class ClusterDriver implements Driver {
   #patched = false;
   #connected = false;
   #closed = false;
+  /** Grant subscriptions, one connection per master each (FanOut). */
+  readonly #fanOuts = new Set<FanOut>();
 
   constructor(options: ClusterDriverOptions) {
     this.#options = options;
@@ -192,9 +197,18 @@ export class ClusterDriver implements Driver {
     return [...this.#nodes.values()].map((entry) => entry.driver);
   }
 
+  /** Direct grants: `channel` on every master (FanOut says why), re-subscribed as masters come and go. */
+  subscribe(channel: string, handlers: SubscriptionHandlers): Subscription {
+    const fanOut = new FanOut(channel, handlers, (closed) => this.#fanOuts.delete(closed));
+    this.#fanOuts.add(fanOut);
+    for (const entry of this.#nodes.values()) fanOut.add(entry.driver, entry.connected);
+    return fanOut;
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);
+    await Promise.all([...this.#fanOuts].map((fanOut) => fanOut.close()));
     const entries = [...this.#nodes.values()];
     this.#nodes.clear();
     await Promise.all(entries.map((entry) => entry.driver.close().catch(() => {})));
@@ -293,7 +307,9 @@ export class ClusterDriver implements Driver {
         entry.down = false;
         const restarted = info?.restarted === true;
         this.#handlers.reset(
-          restarted ? { restarted, affects: (key) => this.#slots[keySlot(key)] === entry } : undefined,
+          restarted
+            ? { restarted, since: info?.since, affects: (key) => this.#slots[keySlot(key)] === entry }
+            : undefined,
         );
       },
       disconnected: (error) => {
@@ -317,6 +333,7 @@ export class ClusterDriver implements Driver {
       },
     );
     this.#nodes.set(address, entry);
+    for (const fanOut of this.#fanOuts) fanOut.add(driver, connected);
     return entry;
   }
 
@@ -366,6 +383,7 @@ export class ClusterDriver implements Driver {
     for (const [address, entry] of this.#nodes) {
       if (used.has(entry)) continue;
       this.#nodes.delete(address);
+      for (const fanOut of this.#fanOuts) fanOut.remove(entry.driver);
       void entry.driver.close().catch(() => {});
     }
     if (changed && this.#connected) this.#handlers.reset({ moved: true });

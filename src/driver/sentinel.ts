@@ -1,6 +1,7 @@
 import { redact } from '../base/redact.ts';
 import { settledWithin, within } from '../base/timeouts.ts';
 import { joinAddress, nodeUrl } from './cluster-topology.ts';
+import { FanOut } from './fan-out.ts';
 import type { Subscribe } from './subscriber.ts';
 import {
   type Driver,
@@ -9,6 +10,8 @@ import {
   NO_HANDLERS,
   type NodeDriverFactory,
   type ScriptCall,
+  type Subscription,
+  type SubscriptionHandlers,
   type TrackingProof,
 } from './types.ts';
 
@@ -62,6 +65,8 @@ export class SentinelDriver implements Driver {
   #timer: NodeJS.Timeout | undefined;
   #following: Promise<void> | undefined;
   #subscriptions: { close(): Promise<void> }[] = [];
+  /** Grant subscriptions, on the current master's connection, moved with it (FanOut). */
+  readonly #fanOuts = new Set<FanOut>();
   #closed = false;
 
   constructor(options: SentinelDriverOptions) {
@@ -122,6 +127,18 @@ export class SentinelDriver implements Driver {
     return this.#send((driver) => driver.command(args));
   }
 
+  /**
+   * Direct grants: `channel` on the current master, moved to the new one on a switch. Messages are
+   * hints (Subscription.hints): a master replicates PUBLISH to its replicas, so a grant undone on
+   * the new master can still reach a subscription left on the old one.
+   */
+  subscribe(channel: string, handlers: SubscriptionHandlers): Subscription {
+    const fanOut = new FanOut(channel, handlers, (closed) => this.#fanOuts.delete(closed));
+    this.#fanOuts.add(fanOut);
+    if (this.#master !== undefined) fanOut.add(this.#master.driver, Promise.resolve());
+    return fanOut;
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);
@@ -129,7 +146,9 @@ export class SentinelDriver implements Driver {
     this.#master = undefined;
     this.#sentinels.clear();
     const subscriptions = this.#subscriptions.splice(0);
+    const fanOuts = [...this.#fanOuts];
     await Promise.all([
+      ...fanOuts.map((fanOut) => fanOut.close()),
       ...drivers.map((driver) => driver?.close().catch(() => {})),
       ...subscriptions.map((subscription) => subscription.close().catch(() => {})),
     ]);
@@ -311,6 +330,10 @@ export class SentinelDriver implements Driver {
         }
         this.#master = next;
         settled = true;
+        for (const fanOut of this.#fanOuts) {
+          if (current !== undefined) fanOut.remove(current.driver);
+          fanOut.add(next.driver, Promise.resolve());
+        }
         void current?.driver.close().catch(() => {});
         this.#handlers.reset({ moved: true });
         // The new master's connection was proven while it was opened: `tracking` may differ.

@@ -37,6 +37,12 @@ export interface ResetInfo {
    * leases behind it may be gone (a restart without persistence loses them all).
    */
   readonly restarted?: boolean | undefined;
+  /**
+   * With `restarted`: the monotonic time the new connection's checks began. A lease confirmed by
+   * a command sent from then on (a waiter that took the lock on the restarted server before the
+   * checks finished) lives on the new server and is not lost with the old one's keys.
+   */
+  readonly since?: number | undefined;
   /** Which keys live behind the connection (a Cluster master serves only some); undefined: all. */
   readonly affects?: ((key: string) => boolean) | undefined;
 }
@@ -70,6 +76,13 @@ export interface SubscriptionHandlers {
 
 export interface Subscription {
   close(): Promise<void>;
+  /**
+   * Messages may announce grants their release undid (a Cluster: a release whose PUBLISH found no
+   * subscriber on its own node undoes the grant, but the Cluster still carries the message to the
+   * other nodes, where this instance listens too). Such a message is a wake-up: the waiter's next
+   * attempt finds the grant if it stands.
+   */
+  readonly hints?: boolean;
 }
 
 /** Handlers before the core installs its own: every event is dropped. */
@@ -107,8 +120,9 @@ export interface Driver {
   sameSlot?(keys: readonly string[]): boolean;
   /**
    * Subscribes a connection of the driver's own to `channel` (direct grants, src/engine/grants.ts),
-   * opened now and re-subscribed after every reconnect. Undefined: the driver cannot (a Cluster,
-   * Sentinel, the memory backend), and waiters are woken by pushes alone.
+   * opened now and re-subscribed after every reconnect (a Cluster: on every master; Sentinel: on
+   * the current master; FanOut). Undefined: the driver cannot (the memory backend), and waiters
+   * are woken by pushes alone.
    */
   subscribe?(channel: string, handlers: SubscriptionHandlers): Subscription;
   /** Set when the `durability` option asks for WAIT after every acquisition (Sentinel, Cluster). */

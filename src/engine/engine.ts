@@ -10,6 +10,7 @@ import type { Context } from './context.ts';
 import { type FollowSource, follow } from './follow.ts';
 import { confirmed, unanswered } from './give-backs.ts';
 import type { GrantSlot, Grants } from './grants.ts';
+import { Owed } from './owed.ts';
 import { Registry } from './registry.ts';
 import { calls, inOrder, type Spec, type Withdrawn } from './spec.ts';
 import { SpecCore, SpecOp } from './spec-core.ts';
@@ -56,21 +57,31 @@ export class Engine {
     // A registering waiter's stored value is its place in Redis: one for the whole wait.
     const stored = registers === undefined ? '' : this.#stamp(options.owner);
     const join = registers !== undefined && options.timeout !== 0;
+    if (registers === undefined || !join) {
+      return this.#waiting.wait(name, spec.waiting(keys, request, stored), options, () =>
+        this.#attempt(spec, name, request, options.ttl, stored || this.#stamp(options.owner), join),
+      );
+    }
+    const owed = new Owed();
     return this.#waiting.wait(
       name,
       spec.waiting(keys, request, stored),
       options,
-      this.#attempter(spec, name, request, options, stored, join),
-      registers === undefined || !join
-        ? undefined
-        : this.#withdrawer(
-            spec,
-            name,
-            keys,
-            registers.withdraw(keys, stored),
-            registers.withdrawn?.bind(registers),
-            options.ttl,
-          ),
+      async () => {
+        await owed.settle();
+        return this.#attempt(spec, name, request, options.ttl, stored, join, undefined, owed);
+      },
+      () => {
+        this.#owedBack(name, owed, options.ttl);
+        this.#withdraw(
+          spec,
+          name,
+          keys,
+          registers.withdraw(keys, stored),
+          registers.withdrawn?.bind(registers),
+          options.ttl,
+        );
+      },
     );
   }
 
@@ -91,19 +102,32 @@ export class Engine {
     const ttl = options.ttl;
     let take: ((lease: Lease) => boolean) | undefined;
     let slot: GrantSlot | undefined;
+    const owed = new Owed();
+    // Wakes this waiter's local queue: an attempt now (its keys worked out again, see below).
+    const wake = () =>
+      this.#waiting.wake(spec.waiting(spec.keys(this.#ctx.prefix, name, request), request, stored).key);
     const open = (): GrantSlot => {
       const opened = grants.open(stored);
       opened.onGrant = (fence, epoch) => {
         const sentAt = opened.sentAt(epoch);
         if (take === undefined || sentAt === undefined) return;
         const keys = spec.keys(this.#ctx.prefix, name, request);
+        // A give-back owed under this value would delete the key the grant set: the next attempt
+        // settles it first and then finds whatever is left (the grant, or the lock handed on).
+        // On a Cluster the message may announce a grant its release undid (Subscription.hints):
+        // the next attempt finds the grant if it stands.
+        if (owed.unsettled || grants.hints) {
+          wake();
+          return;
+        }
         // The TTL started when the release ran, after attempt `epoch` reached Redis: count the
         // lease's validity from that attempt's send time. Run out already (a wait longer than
         // the TTL since that attempt): give it on; the waiter registers again with its next attempt.
         if (monotonic() >= sentAt + ttl - drift(ttl)) {
           const runner = this.#runnerFor(spec);
           const back = calls(spec.release(keys, stored, request));
-          void this.#giveBack(name, () => confirmed(runner.release(back)), ttl);
+          this.#oweNow(owed, () => confirmed(runner.release(back)));
+          wake();
           return;
         }
         opened.delivered = true;
@@ -111,22 +135,24 @@ export class Engine {
         const lease = this.#hold(spec, name, keys, request, stored, { fence }, ttl, sentAt);
         if (!take(lease)) void lease.release().catch(() => {});
       };
+      opened.onUp = wake;
       return opened;
     };
     // A registering spec (the fair lock, a waiting writer) joins its queue from its second
     // attempt on, ticket or not.
     const join = spec.registers !== undefined;
-    const attempt = (): Promise<Attempt<Lease>> => {
-      if (slot !== undefined) return this.#attempt(spec, name, request, ttl, stored, join, slot);
+    const attempt = async (): Promise<Attempt<Lease>> => {
+      await owed.settle();
+      if (slot !== undefined) return this.#attempt(spec, name, request, ttl, stored, join, slot, owed);
       // The first attempt registers nothing, so that an uncontended acquisition pays nothing for
       // grants (a slot, a ticket, two more keys). Busy: attempt again at once, registered.
-      return this.#attempt(spec, name, request, ttl, stored, false).then((result) => {
-        if ('acquired' in result) return result;
-        slot = open();
-        return { retryIn: 0 };
-      });
+      const result = await this.#attempt(spec, name, request, ttl, stored, false, undefined, owed);
+      if ('acquired' in result) return result;
+      slot = open();
+      return { retryIn: 0 };
     };
     const withdraw = () => {
+      this.#owedBack(name, owed, ttl);
       if (slot === undefined) return;
       grants.forget(slot);
       if (!slot.registered || slot.delivered) return;
@@ -157,28 +183,6 @@ export class Engine {
   // The two closures a waiter keeps for its whole wait are made here, apart from acquire(): a
   // closure there would keep acquire's keys object alive for every waiter's whole wait, so each
   // attempt works its keys out again instead.
-  #attempter<K, R>(
-    spec: Spec<K, R>,
-    name: string,
-    request: R,
-    options: ValidAcquireOptions,
-    stored: string,
-    join: boolean,
-  ): () => Promise<Attempt<Lease>> {
-    return () => this.#attempt(spec, name, request, options.ttl, stored || this.#stamp(options.owner), join);
-  }
-
-  #withdrawer<K, R>(
-    spec: Spec<K, R>,
-    name: string,
-    keys: K,
-    call: ScriptCall,
-    withdrawn: Withdrawn<K> | undefined,
-    ttl: number,
-  ): () => void {
-    return () => this.#withdraw(spec, name, keys, call, withdrawn, ttl);
-  }
-
   /** One attempt; undefined when busy. Announces the lease as a wait queue would. */
   async tryAcquire<K, R>(
     spec: Spec<K, R>,
@@ -278,8 +282,8 @@ export class Engine {
   }
 
   /** A connection dropped: the leases whose keys lived behind it are lost (Registry.loseWhere). */
-  loseWhere(affects: (key: string) => boolean, detail: string): void {
-    this.#registry.loseWhere(affects, detail);
+  loseWhere(affects: (key: string) => boolean, detail: string, since?: number): void {
+    this.#registry.loseWhere(affects, detail, since);
   }
 
   /** A connection works again: send the give-backs Redis has not confirmed. */
@@ -303,6 +307,7 @@ export class Engine {
     stored: string,
     join: boolean,
     slot?: GrantSlot,
+    owed?: Owed,
   ): Promise<Attempt<Lease>> {
     const runner = this.#runnerFor(spec);
     const keys = spec.keys(this.#ctx.prefix, name, request);
@@ -321,7 +326,7 @@ export class Engine {
         grant = await this.#registry.track(runner.acquire(op));
       }
     } catch (error) {
-      if (op !== undefined) this.#unanswered(runner, op, error);
+      if (op !== undefined) this.#unanswered(runner, op, error, owed);
       if (this.#ctx.closed) throw new ConnectionClosedError();
       throw error;
     }
@@ -346,7 +351,10 @@ export class Engine {
       // to slow the next one, and retrying at once would spin on Redis.
       if (monotonic() >= sentAt + ttl - drift(ttl)) {
         const back = calls(spec.release(keys, stored, request));
-        this.#giveBack(name, () => confirmed(runner.release(back)), ttl);
+        const send = () => confirmed(runner.release(back));
+        // A wait that sends this value again must not be overtaken by its give-back (Owed).
+        if (owed !== undefined) this.#oweNow(owed, send);
+        else this.#giveBack(name, send, ttl);
         return { retryIn: this.#ctx.retryDelay };
       }
       if (slot !== undefined) {
@@ -414,10 +422,24 @@ export class Engine {
    * buffered acquisitions' TTL after the heal, on single Redis within milliseconds. (Called from
    * the callers' own catch blocks: an async wrapper would add promises to every acquisition.)
    */
-  #unanswered(runner: Runner, op: AcquireOp, error: unknown): void {
+  #unanswered(runner: Runner, op: AcquireOp, error: unknown, owed?: Owed): void {
     if (unanswered(error) || error instanceof QuorumError) {
-      this.#ctx.giveBacks.add(op.name, () => confirmed(runner.release(calls(op.release()))), op.ttl);
+      const send = () => confirmed(runner.release(calls(op.release())));
+      // A wait that sends the same value again pays this before its next attempt (Owed).
+      if (owed !== undefined) owed.owe(send);
+      else this.#ctx.giveBacks.add(op.name, send, op.ttl);
     }
+  }
+
+  /** Owes `send` and sends it now; the wait's next attempt waits for Redis to confirm it. */
+  #oweNow(owed: Owed, send: () => Promise<unknown>): void {
+    owed.owe(send);
+    owed.settle().catch(() => {});
+  }
+
+  /** A wait with a debt (Owed) ended without a lease: GiveBacks sends it until Redis confirms. */
+  #owedBack(name: string, owed: Owed, ttl: number): void {
+    owed.end((send) => this.#ctx.giveBacks.add(name, send, ttl));
   }
 
   /** Gives keys back now, and again once Redis answers if it does not confirm (GiveBacks). */

@@ -23,6 +23,8 @@ export class GrantSlot {
   delivered = false;
   /** Called with a grant published for this waiter (set by the Engine). */
   onGrant: (fence: bigint, epoch: number) => void = () => {};
+  /** Called when the subscription comes up: attempt again, now with a ticket (set by the Engine). */
+  onUp: () => void = () => {};
 
   constructor(stored: string) {
     this.stored = stored;
@@ -84,6 +86,14 @@ export class Grants {
     if (this.#slots.get(slot.stored) === slot) this.#slots.delete(slot.stored);
   }
 
+  /**
+   * Grant messages are wake-ups, not leases (Subscription.hints: a Cluster): the waiter's next
+   * attempt reads the grant from Redis, where an undone one is gone.
+   */
+  get hints(): boolean {
+    return this.#subscription?.hints === true;
+  }
+
   /** A ticket for the next attempt, or undefined while the subscription is not up. */
   ticket(): GrantTicket | undefined {
     if (!this.#up) {
@@ -117,6 +127,10 @@ export class Grants {
       message: (text) => this.#message(text),
       up: () => {
         this.#up = !this.#closed;
+        // Waiters that asked for a ticket before the subscription was up did not register, and
+        // after a resubscribe a grant may have found nobody and dropped theirs: each attempts
+        // again now (once per waiter and (re)subscribe), instead of at the next push or timer.
+        if (this.#up) for (const slot of [...this.#slots.values()]) if (!slot.delivered) slot.onUp();
       },
       down: () => {
         this.#up = false;

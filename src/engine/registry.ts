@@ -82,10 +82,12 @@ export class Registry {
   /**
    * A connection went down: every lease whose key lived behind it is lost at once (nobody can
    * tell this process about changes any more). Their keys are given back once a connection
-   * works again (GiveBacks), so that waiters elsewhere need not wait for the TTL.
+   * works again (GiveBacks), so that waiters elsewhere need not wait for the TTL. `since`: a
+   * server restarted, and leases Redis confirmed from then on were confirmed by the new one.
    */
-  loseWhere(affects: (key: string) => boolean, detail: string): void {
+  loseWhere(affects: (key: string) => boolean, detail: string, since?: number): void {
     for (const [lease, held] of [...this.#held]) {
+      if (since !== undefined && lease.confirmedAt >= since) continue;
       const { core } = held;
       const hit = core.lostWith === undefined ? affects : (key: string) => core.lostWith!(key, affects);
       if (!hit(held.key) && !held.also.some(hit)) continue;

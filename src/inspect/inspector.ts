@@ -37,6 +37,18 @@ export interface InspectTarget {
 }
 
 /**
+ * Where no waiter registers for a direct grant (a connection without a grant subscription: the
+ * memory backend), an empty mutex or semaphore queue says nothing about who waits: not recorded.
+ * A read-write lock keeps its waiting writers (recorded either way).
+ */
+function unregistered(inspection: Inspection | undefined): Inspection | undefined {
+  if (inspection === undefined || (inspection.primitive !== 'mutex' && inspection.primitive !== 'semaphore'))
+    return inspection;
+  const { queued: _queued, ...rest } = inspection;
+  return { ...rest, waiters: undefined };
+}
+
+/**
  * Reads holders and waiters from Redis: a read-only script per name and primitive, SCAN (never
  * KEYS) to find names, on every master of a Cluster and on every node of a quorum.
  * @internal
@@ -106,9 +118,10 @@ export class Inspector {
   async #read(name: string, primitive: Primitive, max: number): Promise<Inspection | undefined> {
     const [only] = this.#targets;
     if (this.#targets.length === 1 && only !== undefined) {
-      return readOne(only.driver, this.#prefix, name, primitive, max).catch((error: unknown) => {
+      const one = await readOne(only.driver, this.#prefix, name, primitive, max).catch((error: unknown) => {
         throw toLeaseholdError(error, 'inspect');
       });
+      return only.driver.subscribe === undefined ? unregistered(one) : one;
     }
     const views = await Promise.all(
       this.#targets.map(({ label, driver }) =>

@@ -79,6 +79,13 @@ export const electionLayout = layout({ leader: 'election', fence: 'election:fenc
 
 type ElectionKeys = ReturnType<typeof electionLayout.keys>;
 
+/** Ends the term of the candidate with `stored` if it still leads, and logs the vacancy. */
+export const resignCall = (k: ElectionKeys, stored: string): ScriptCall => ({
+  script: scripts.resign,
+  keys: [k.leader, k.log],
+  args: [stored, LOG_LENGTH],
+});
+
 /** An election as inspection reads it: `{now, fence, token, value, term fence, pttl}`. */
 export const electionInspection: InspectionSpec<keyof ElectionKeys> = {
   script: loadScript('inspect-election'),
@@ -126,7 +133,7 @@ export class ElectionSpec implements Spec<ElectionKeys, string> {
   }
 
   release(k: ElectionKeys, stored: string): ScriptCall {
-    return { script: scripts.resign, keys: [k.leader, k.log], args: [stored, LOG_LENGTH] };
+    return resignCall(k, stored);
   }
 
   holding(k: ElectionKeys): Holding {

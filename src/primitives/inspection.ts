@@ -25,15 +25,22 @@ export interface Holder {
   value?: string;
 }
 
-/** One waiter that the primitive records in Redis (fair lock queue, rwlock waiting writers). */
+/**
+ * One waiter that the primitive records in Redis: the fair lock's queue, a read-write lock's
+ * waiting writers, and the waiters registered for a direct grant (mutex, semaphore, readers).
+ */
 export interface Waiter {
   owner: string | undefined;
   /** When it started waiting (epoch ms by its own clock). */
   since: number | undefined;
   token: string;
-  /** ms until Redis drops it unless it shows a sign of life (its attempts push this back). */
+  /**
+   * ms until Redis drops it unless it shows a sign of life (its attempts push this back). For a
+   * waiter registered for a direct grant, when its queue lapses: a dead waiter leaves earlier, at
+   * the first grant that finds nobody listening.
+   */
   deadlineIn: number;
-  role?: 'writer';
+  role?: 'reader' | 'writer';
 }
 
 /** What one node says about a name (quorum mode has one per node). */
@@ -103,6 +110,18 @@ export function pairs(v: unknown): [string, number][] {
 export function holder(value: string, ttlLeft: number, fencingToken: bigint | undefined): Holder {
   const { token, owner, since } = parseStamp(value);
   return { owner, since, ttlLeft, fencingToken, token };
+}
+
+/**
+ * The waiters registered for a direct grant, in arrival order, from an inspect script's `{queued,
+ * {waiter, ...}, queue pttl}`; each is dropped by Redis when the queue lapses (its PTTL).
+ */
+export function registered(members: unknown, lapse: unknown, role?: 'reader'): Waiter[] {
+  const deadlineIn = Math.max(0, num(lapse));
+  return (Array.isArray(members) ? members : []).map((member): Waiter => {
+    const { token, owner, since } = parseStamp(optionalText(member) ?? '');
+    return { owner, since, token, deadlineIn, ...(role === undefined ? {} : { role }) };
+  });
 }
 
 /** A waiter from its stored value and its deadline (server ms). */

@@ -6,7 +6,7 @@ import { type GrantTicket, ms, type Spec } from '../engine/spec.ts';
 import type { WaitSpec } from '../engine/waiting.ts';
 import type { Lease } from '../lease.ts';
 import { loadScript, scripts } from '../scripts/index.ts';
-import { fence, holder, type InspectionSpec, num } from './inspection.ts';
+import { fence, holder, type InspectionSpec, num, registered } from './inspection.ts';
 import { layout } from './layout.ts';
 
 /**
@@ -38,17 +38,21 @@ export const mutexKeys = (prefix: string, name: string): MutexKeys => {
   return { name, lock, fence: lock + FENCE_TAIL, waiters: lock + WAITERS_TAIL, grants: lock + GRANTS_TAIL };
 };
 
-/** A mutex as inspection reads it: `{now, value, pttl, fence}`. */
-export const mutexInspection: InspectionSpec<'lock' | 'fence'> = {
+/**
+ * A mutex as inspection reads it: `{now, value, pttl, fence, queued, {waiter, ...}, queue pttl}`.
+ * Waiters are those registered for a direct grant (from their second attempt: docs/inspection.md).
+ */
+export const mutexInspection: InspectionSpec<'lock' | 'fence' | 'waiters'> = {
   script: loadScript('inspect-mutex'),
-  keys: ['lock', 'fence'],
+  keys: ['lock', 'fence', 'waiters'],
   state: ['lock', 'fence'],
   parse(name, r) {
     const value = optionalText(r[1]);
     if (value === undefined && optionalText(r[3]) === undefined) return undefined;
     const last = fence(r[3]);
     const holders = value === undefined ? [] : [holder(value, num(r[2]), last)];
-    return { name, primitive: 'mutex', holders, waiters: undefined, lastFencingToken: last };
+    const waiters = registered(r[5], r[6]);
+    return { name, primitive: 'mutex', holders, waiters, lastFencingToken: last, queued: num(r[4]) || 0 };
   },
 };
 

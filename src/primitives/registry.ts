@@ -18,6 +18,8 @@ export interface PrimitiveEntry {
     readonly fencing: string;
     /** Where its waiters are when Redis does not record them (Inspection.waiters undefined). */
     readonly localWaiters?: string;
+    /** Why an empty list of waiters may still leave someone waiting. */
+    readonly unlisted?: string;
     /** Its state in a few words; by default 'held' with a holder, else 'free'. */
     readonly state?: (inspection: Inspection) => string;
   };
@@ -38,6 +40,13 @@ export function stateOf(inspection: Inspection): string {
  * primitive adds its entry here (docs/architecture.md, "Adding a primitive"); the multiLock
  * holds mutex keys and has no entry of its own.
  */
+/** Where waiters do not register (no direct grants): each waits in its own process. */
+const NOT_REGISTERED =
+  'not recorded in Redis here (in quorum mode and on the memory backend no waiter registers for a direct grant)';
+
+/** Waiters registered for a direct grant (docs/direct-grants.md): a first attempt registers nothing. */
+const REGISTERED = 'a waiter is listed once it registers for a direct grant, from its second attempt';
+
 export const REGISTRY: Readonly<Record<Primitive, PrimitiveEntry>> = {
   mutex: {
     layout: mutexLayout,
@@ -45,7 +54,8 @@ export const REGISTRY: Readonly<Record<Primitive, PrimitiveEntry>> = {
     describe: {
       title: 'mutex',
       fencing: 'last token issued',
-      localWaiters: "not recorded in Redis for a mutex (they wait for its key's invalidation push)",
+      localWaiters: NOT_REGISTERED,
+      unlisted: REGISTERED,
     },
   },
   semaphore: {
@@ -54,7 +64,8 @@ export const REGISTRY: Readonly<Record<Primitive, PrimitiveEntry>> = {
     describe: {
       title: 'semaphore',
       fencing: 'last token issued; Redis does not record which permit got which',
-      localWaiters: 'not recorded in Redis for a semaphore (each waits in its own process)',
+      localWaiters: NOT_REGISTERED,
+      unlisted: REGISTERED,
       state: ({ permitsInUse = 0, holders }) =>
         permitsInUse === 0
           ? 'free: no permit in use'
@@ -67,6 +78,7 @@ export const REGISTRY: Readonly<Record<Primitive, PrimitiveEntry>> = {
     describe: {
       title: 'read-write lock',
       fencing: "last token issued; a writer's is listed with it, Redis does not record readers'",
+      unlisted: `a waiting writer is listed at once; a reader once it registers for a direct grant, from its second attempt`,
       state: ({ holders }) => {
         if (holders.some((h) => h.role === 'writer')) return 'write-locked (one writer)';
         const readers = holders.filter((h) => h.role === 'reader').length;

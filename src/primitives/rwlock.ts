@@ -11,6 +11,7 @@ import {
   type InspectionSpec,
   num,
   pairs,
+  registered,
   type Waiter,
   waiter,
 } from './inspection.ts';
@@ -27,7 +28,8 @@ const scripts = {
 
 /**
  * The read-write lock's keys: writer, readers, waiting writers, fencing and reader-release
- * counters, and the records of waiting writers registered for a direct grant.
+ * counters, the records of waiting writers registered for a direct grant, and the queue and
+ * records of waiting readers registered for one.
  */
 export const rwLayout = layout({
   writer: 'rw:writer',
@@ -36,6 +38,8 @@ export const rwLayout = layout({
   fence: 'rw:fence',
   released: 'rw:released',
   grants: 'rw:grants',
+  readQueue: 'rw:rqueue',
+  readGrants: 'rw:rgrants',
 });
 
 type RwKeys = ReturnType<typeof rwLayout.keys>;
@@ -44,7 +48,7 @@ const rwKeys = rwLayout.keys;
 /** A read-write lock as inspection reads it: `{now, fence, writer, pttl, readers, waiting}`. */
 export const rwInspection: InspectionSpec<keyof RwKeys> = {
   script: loadScript('inspect-rwlock'),
-  keys: ['writer', 'readers', 'waiting', 'fence'],
+  keys: ['writer', 'readers', 'waiting', 'fence', 'readQueue'],
   state: ['writer', 'readers', 'waiting', 'fence'],
   parse(name, r) {
     const now = num(r[0]);
@@ -58,14 +62,23 @@ export const rwInspection: InspectionSpec<keyof RwKeys> = {
     if (writer !== undefined) holders.push({ ...holder(writer, num(r[3]), last), role: 'writer' });
     for (const [value, expiry] of readers)
       holders.push({ ...holder(value, expiry - now, undefined), role: 'reader' });
+    // Writers first: a waiting writer keeps new readers out, so it gets in before them.
     const waiters = waiting.map(
       ([value, deadline]): Waiter => ({ ...waiter(value, deadline, now), role: 'writer' }),
     );
-    return { name, primitive: 'rwlock', holders, waiters, lastFencingToken: last };
+    waiters.push(...registered(r[7], r[8], 'reader'));
+    const queued = waiting.length + (num(r[6]) || 0);
+    return { name, primitive: 'rwlock', holders, waiters, lastFencingToken: last, queued };
   },
 };
 
 const allKeys = (k: RwKeys) => [k.writer, k.readers, k.waiting, k.fence, k.released];
+/** A read release (and a registered reader's withdraw): it may grant the write lease. */
+const readRelease = (k: RwKeys, stored: string) => ({
+  script: scripts.readRelease,
+  keys: [k.readers, k.released, k.writer, k.waiting, k.fence, k.grants, k.readQueue, k.readGrants],
+  args: [stored],
+});
 
 /**
  * A read lease: a member of the readers' sorted set scored by its expiry in Redis's clock, each
@@ -76,14 +89,16 @@ const allKeys = (k: RwKeys) => [k.writer, k.readers, k.waiting, k.fence, k.relea
 export const readSpec: Spec<RwKeys, undefined> = {
   operation: 'read lock',
   keys: rwKeys,
-  acquire: (k, stored, ttl) => ({ script: scripts.read, keys: allKeys(k), args: [stored, ms(ttl)] }),
+  acquire: (k, stored, ttl, _request, _join, ticket?: GrantTicket) => {
+    const args = [stored, ms(ttl)];
+    if (ticket === undefined) return { script: scripts.read, keys: allKeys(k), args };
+    // Registered for a direct grant: the readers' queue and records, and this attempt's record.
+    args.push(`${ticket.channel}\n${ms(ttl)}\n${ticket.epoch}`);
+    return { script: scripts.read, keys: [...allKeys(k), k.readQueue, k.readGrants], args };
+  },
   extend: (k, stored, ttl) => ({ script: scripts.readExtend, keys: [k.readers], args: [stored, ms(ttl)] }),
   // The last reader out grants the write lease to a registered waiting writer.
-  release: (k, stored) => ({
-    script: scripts.readRelease,
-    keys: [k.readers, k.released, k.writer, k.waiting, k.fence, k.grants],
-    args: [stored],
-  }),
+  release: readRelease,
   // A reader's grant proves that no writer holds the lock.
   holding: (k) => ({
     key: k.readers,
@@ -92,6 +107,14 @@ export const readSpec: Spec<RwKeys, undefined> = {
     excludes: [k.writer],
   }),
   waiting: (k) => ({ key: k.readers, watch: [k.writer, k.waiting], shared: true }),
+  // Direct grants: a write release, or the last waiting writer giving up, grants read leases to
+  // the registered waiting readers when no writer waits.
+  grants: {
+    withdraw: readRelease,
+    // 1: a grant had made it a reader and the withdraw gave that lease back: this process's
+    // writers try again (no push comes for its own writes).
+    withdrawn: (reply, k) => (Number(reply) === 1 ? k.writer : undefined),
+  },
 };
 
 /**
@@ -113,7 +136,7 @@ export const writeSpec: Spec<RwKeys, undefined> = {
   // Compare-and-delete, then a direct grant to a registered waiting writer, if any.
   release: (k, stored) => ({
     script: scripts.writeRelease,
-    keys: [k.writer, k.readers, k.waiting, k.fence, k.grants],
+    keys: [k.writer, k.readers, k.waiting, k.fence, k.grants, k.readQueue, k.readGrants],
     args: [stored],
   }),
   // The writer's grant proves that no reader holds the lock either (expired ones were dropped).
@@ -131,11 +154,12 @@ export const writeSpec: Spec<RwKeys, undefined> = {
     withdrawn: (_reply, k) => k.readers,
   },
   // Direct grants: a write release, the last read release or a withdraw that frees the lock
-  // grants the write lease to a registered waiting writer and publishes it.
+  // grants the write lease to a registered waiting writer and publishes it (or, when no writer
+  // waits, read leases to the registered waiting readers).
   grants: {
     withdraw: (k, stored) => ({
       script: scripts.withdraw,
-      keys: [k.waiting, k.writer, k.readers, k.fence, k.grants],
+      keys: [k.waiting, k.writer, k.readers, k.fence, k.grants, k.readQueue, k.readGrants],
       args: [stored],
     }),
     // 2: a grant had made it the writer and the withdraw freed the lease (and granted it on or

@@ -5,7 +5,7 @@ import type { Lease } from '../lease.ts';
 import { checkPermits, type SemaphoreAcquireOptions } from '../options/index.ts';
 import { loadScript } from '../scripts/index.ts';
 import { Handle } from './handle.ts';
-import { fence, type Holder, holder, type InspectionSpec, num, pairs } from './inspection.ts';
+import { fence, type Holder, holder, type InspectionSpec, num, pairs, registered } from './inspection.ts';
 import { layout } from './layout.ts';
 
 /**
@@ -20,10 +20,10 @@ export const semaphoreLayout = layout({
   grants: 'sem:grants',
 });
 
-/** A semaphore as inspection reads it: `{now, fence, used, {member, expiry, ...}}`. */
-export const semaphoreInspection: InspectionSpec<'set' | 'fence' | 'released'> = {
+/** A semaphore as inspection reads it: `{now, fence, used, {member, expiry, ...}, queued, {waiter, ...}, queue pttl}`. */
+export const semaphoreInspection: InspectionSpec<'set' | 'fence' | 'released' | 'waiters'> = {
   script: loadScript('inspect-semaphore'),
-  keys: ['set', 'fence'],
+  keys: ['set', 'fence', 'waiters'],
   state: ['set', 'fence'],
   parse(name, r) {
     const now = num(r[0]);
@@ -41,9 +41,10 @@ export const semaphoreInspection: InspectionSpec<'set' | 'fence' | 'released'> =
       name,
       primitive: 'semaphore',
       holders: [...byValue.values()],
-      waiters: undefined,
+      waiters: registered(r[5], r[6]),
       lastFencingToken: fence(r[1]),
       permitsInUse: num(r[2]),
+      queued: num(r[4]) || 0,
     };
   },
 };

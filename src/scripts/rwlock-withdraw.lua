@@ -1,11 +1,13 @@
--- A waiting writer gives up: remove its registration so that readers may enter again. When a
--- direct grant made it the writer meanwhile, it frees the write lease and grants it on as a
--- release would (includes/grant-writer.lua).
+-- A waiting writer gives up: remove its registration so that readers may enter again (the
+-- registered ones by a grant, includes/grant-readers.lua). When a direct grant made it the
+-- writer meanwhile, it frees the write lease and grants it on as a release would.
 -- KEYS[1]  waiting writers sorted set
--- KEYS[2]  writer key              (KEYS[2..5] optional: a writer registered for direct grants)
+-- KEYS[2]  writer key              (KEYS[2..7] optional: a writer registered for direct grants)
 -- KEYS[3]  readers sorted set
 -- KEYS[4]  fencing counter
 -- KEYS[5]  waiting writers' records
+-- KEYS[6]  waiting readers' queue
+-- KEYS[7]  waiting readers' records
 -- ARGV[1]  writer token
 -- Returns  2 when a grant had made it the writer (freed, granted on), 1 when it was registered,
 --          0 otherwise.
@@ -14,10 +16,16 @@ if not KEYS[5] then
   return removed
 end
 redis.call('HDEL', KEYS[5], ARGV[1])
+--- @include "grant-writer"
+--- @include "grant-readers"
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then
+  -- The last waiting writer gone: registered readers kept out by it enter.
+  if removed == 1 and redis.call('EXISTS', KEYS[7]) == 1 then
+    grantReaders(KEYS[2], KEYS[3], KEYS[1], KEYS[4], KEYS[6], KEYS[7])
+  end
   return removed
 end
 redis.call('DEL', KEYS[2])
---- @include "grant-writer"
 handOnWrite(KEYS[2], KEYS[3], KEYS[1], KEYS[4], KEYS[5])
+grantReaders(KEYS[2], KEYS[3], KEYS[1], KEYS[4], KEYS[6], KEYS[7])
 return 2

@@ -1,7 +1,7 @@
 // What the direct-grant tests share (test/integration/direct-grants*.test.ts): instances that hear
 // of nothing but grants, and waiting until Redis has a grant subscription or registrations.
-import { Leasehold } from '../../src/index.ts';
-import { type TestRedis, testDriver } from './leasehold.ts';
+import type { Leasehold } from '../../src/index.ts';
+import { lockKey, type TestRedis } from './leasehold.ts';
 import { until } from './poll.ts';
 import { command } from './resp.ts';
 
@@ -16,6 +16,9 @@ export const SLOW_POLL = 10_000;
  */
 export const HOLDER_TTL = 30_000;
 
+/** A read-write lock's key for `role` ('writer', 'waiting', 'grants', 'rqueue', ...). */
+export const rwKey = (prefix: string, name: string, role: string) => `${lockKey(prefix, name)}:rw:${role}`;
+
 export function grantProbes(redis: TestRedis) {
   const port = () => redis.server.port;
   /** Grant channels with a subscriber, under `prefix`. */
@@ -28,21 +31,18 @@ export function grantProbes(redis: TestRedis) {
      * retryDelay): a waiter of it served within a second was served by a grant.
      */
     deaf: (prefix: string) =>
-      Leasehold.connect({
-        url: redis.server.url,
-        driver: testDriver,
-        prefix,
-        notifications: 'polling',
-        retryDelay: SLOW_POLL,
-      }),
+      // Through useRedis, which closes it after the file; the library's default ttl (10 s).
+      redis.instance(prefix, 10_000, { notifications: 'polling', retryDelay: SLOW_POLL }),
     /**
-     * Runs `wait` (one wait of an instance that finds the name held, which opens its grant
-     * subscription) and waits until Redis has that subscription: from then on a waiter of that
-     * instance registers with its first attempt that finds the name held.
+     * Opens `lh`'s grant subscription (one wait of it that finds a name held, here a mutex's:
+     * the subscription is the instance's, for every primitive) and waits until Redis has it: from
+     * then on a waiter of `lh` registers with its second attempt that finds a name held.
      */
-    async subscribed(prefix: string, wait: () => Promise<void>): Promise<void> {
+    async subscribed(holder: Leasehold, lh: Leasehold, prefix: string): Promise<void> {
       const before = await channels(prefix);
-      await wait();
+      const held = await holder.acquire('subscribe');
+      await lh.acquire('subscribe', { timeout: 50 }).catch(() => {});
+      await held.release();
       await until('the grant subscription', async () => (await channels(prefix)) > before, {
         timeout: 5_000,
         interval: 10,

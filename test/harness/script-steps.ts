@@ -34,9 +34,19 @@ const fair = (token: string) => [
 const fairOut = ['fair', 'fair:queue', 'fair:deadlines'];
 /** A read-write lock with direct grants: as write takes its keys, as releases and withdraw do. */
 const rwGranted = ['rg:writer', 'rg:readers', 'rg:waiting', 'rg:fence', 'rg:released', 'rg:grants'];
-const rwReadOut = ['rg:readers', 'rg:released', 'rg:writer', 'rg:waiting', 'rg:fence', 'rg:grants'];
-const rwWriteOut = ['rg:writer', 'rg:readers', 'rg:waiting', 'rg:fence', 'rg:grants'];
-const rwWithdraw = ['rg:waiting', 'rg:writer', 'rg:readers', 'rg:fence', 'rg:grants'];
+const rwReaders = ['rg:rqueue', 'rg:rgrants'];
+const rwReader = [...rwGranted.slice(0, 5), ...rwReaders];
+const rwReadOut = [
+  'rg:readers',
+  'rg:released',
+  'rg:writer',
+  'rg:waiting',
+  'rg:fence',
+  'rg:grants',
+  ...rwReaders,
+];
+const rwWriteOut = ['rg:writer', 'rg:readers', 'rg:waiting', 'rg:fence', 'rg:grants', ...rwReaders];
+const rwWithdraw = ['rg:waiting', 'rg:writer', 'rg:readers', 'rg:fence', 'rg:grants', ...rwReaders];
 /** A fair lock with direct grants: as acquire takes its keys, and as release and withdraw do. */
 const fairGranted = (token: string) => [...fair(token).map((k) => k.replace(/^fair/, 'fg')), 'fg:grants'];
 const fairGiven = ['fg', 'fg:queue', 'fg:deadlines', 'fg:fence', 'fg:grants'];
@@ -70,6 +80,7 @@ export const steps: Step[] = [
   s('acquire', granted, 'w1', TTL, record(2)),
   s('acquire', granted, 'w1', TTL, record(3)),
   s('acquire', granted, 'w2', TTL, record(4)),
+  s('inspect-mutex', granted.slice(0, 3), 10),
   c('HGET', 'g:grants', 'w1'),
   c('ZRANGE', 'g:waiters', 0, -1),
   s('mutex-withdraw', granted, 'w2'),
@@ -148,6 +159,7 @@ export const steps: Step[] = [
   // record (busy); withdraws without and with permits
   s('semaphore-acquire', semGranted, 'sh', 1, 1, TTL, semRecord(1, 1)),
   s('semaphore-acquire', semGranted, 'sw1', 1, 1, TTL, semRecord(2, 1)),
+  s('inspect-semaphore', ['sg', 'sg:fence', 'sg:waiters'], 10),
   c('HGET', 'sg:grants', 'sw1'),
   c('ZRANGE', 'sg:waiters', 0, -1),
   s('semaphore-release', semGiven, 'sh', 1),
@@ -216,6 +228,34 @@ export const steps: Step[] = [
   c('HLEN', 'rg:grants'),
   s('rwlock-write-release', rwWriteOut, 'w6'),
   s('rwlock-write-release', rwWriteOut, 'w6'),
+  // read-write lock direct grants to readers: readers register behind a writer; the write
+  // release grants them (PUBLISH counts 0: each taken out again); a grant found on its way; its
+  // own lease without a record; a granted reader's withdraw; a writer's withdraw grants the
+  // readers it kept out
+  s('rwlock-write', rwGranted.slice(0, 5), 'w7', TTL, '0'),
+  s('rwlock-read', rwReader, 'r5', TTL, record(9)),
+  s('rwlock-read', rwReader, 'r6', TTL, record(10)),
+  c('ZRANGE', 'rg:rqueue', 0, -1),
+  c('HGET', 'rg:rgrants', 'r6'),
+  c('PTTL', 'rg:rgrants'),
+  s('rwlock-write-release', rwWriteOut, 'w7'),
+  c('EXISTS', 'rg:writer', 'rg:readers', 'rg:rqueue', 'rg:rgrants'),
+  c('ZADD', 'rg:readers', FAR, 'r7'),
+  c('HSET', 'rg:rgrants', 'r7', '=90\n4'),
+  s('rwlock-read', rwReader, 'r7', TTL, record(11)),
+  s('rwlock-read', rwReader, 'r7', TTL, record(12)),
+  c('HSET', 'rg:rgrants', 'r7', '=91\n5'),
+  s('rwlock-read-release', rwReadOut, 'r7'),
+  c('EXISTS', 'rg:readers', 'rg:rgrants'),
+  s('rwlock-read', rwReader, 'r8', TTL, record(13)),
+  s('rwlock-write', rwGranted, 'w8', TTL, '1', record(14)),
+  s('rwlock-read', rwReader, 'r9', TTL, record(15)),
+  s('inspect-rwlock', ['rg:writer', 'rg:readers', 'rg:waiting', 'rg:fence', 'rg:rqueue'], 10),
+  c('ZCARD', 'rg:rqueue'),
+  s('rwlock-withdraw', rwWithdraw, 'w8'),
+  c('EXISTS', 'rg:waiting', 'rg:grants', 'rg:rqueue', 'rg:rgrants'),
+  c('ZRANGE', 'rg:readers', 0, -1),
+  s('rwlock-read-release', rwReadOut, 'r8'),
   // fair lock
   s('fair-acquire', fair('f1'), 'f1', TTL, TTL, '@turn:', '1'),
   s('fair-acquire', fair('f2'), 'f2', TTL, TTL, '@turn:', '1'),

@@ -67,10 +67,21 @@ describe(`leasehold status, every primitive (${mode})`, () => {
     assert.equal(holder?.token, lease.token);
     assert.equal(holder?.fencingToken, String(lease.fencingToken));
     assert.ok(live(holder!.ttlLeft), `ttl ${holder?.ttlLeft}`);
-    assert.equal(mutex?.waiters, null, 'a mutex records no waiters in Redis');
+    assert.deepEqual(mutex?.waiters, [], 'nobody waits');
     assert.match(text, /^mutex {2}\(keys .*\)\n {2}state +held$/m);
     assert.match(text, new RegExp(`holder +alpha: fencing token ${lease.fencingToken}, [\\d.]+ s left`));
-    assert.match(text, /waiters +not recorded in Redis for a mutex/);
+    assert.match(text, /waiters +none \(a waiter is listed once it registers for a direct grant/);
+    // A waiter in another process is listed once it registered (its second attempt).
+    const other = await redis.instance(prefix, TTL);
+    const ac = new AbortController();
+    const waiting = other.acquire('job', { owner: 'beta', signal: ac.signal }).catch(() => undefined);
+    let shown = await status(prefix, 'job');
+    for (let i = 0; i < 100 && (shown.report.primitives[0]?.waiters?.length ?? 0) === 0; i++)
+      shown = await status(prefix, 'job');
+    assert.equal(shown.report.primitives[0]?.waiters?.[0]?.owner, 'beta');
+    assert.match(shown.text, /waiters +1 in line, first served first\n +1\. +beta: waiting since /);
+    ac.abort();
+    await waiting;
 
     await lease.release();
     const after = await status(prefix, 'job');

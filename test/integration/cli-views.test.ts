@@ -56,11 +56,12 @@ describe('leasehold CLI', () => {
 
     const release = cli(prefix, ['release', '--force', 'job', '--json']);
     assert.equal(await release.done, 0, release.stderr);
-    assert.deepEqual(JSON.parse(release.stdout), {
-      name: 'job',
-      key: lockKey(prefix, 'job'),
-      released: true,
-    });
+    const freed = JSON.parse(release.stdout) as Record<string, unknown>;
+    assert.deepEqual(
+      { name: freed['name'], primitive: freed['primitive'], key: freed['key'], released: freed['released'] },
+      { name: 'job', primitive: 'mutex', key: lockKey(prefix, 'job'), released: true },
+    );
+    assert.equal(freed['lastFencingToken'], String(tokenOf(holder)));
     // The holder learns of the takeover and its command is terminated (HOLDER exits on SIGTERM).
     assert.equal(await holder.done, 76);
 

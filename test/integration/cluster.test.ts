@@ -92,6 +92,49 @@ describe(`mutex on Redis Cluster (${mode})`, { skip }, () => {
     }
   });
 
+  test('direct grants on every master: a release hands the lock to a registered waiter', async () => {
+    const prefix = uniquePrefix('cl');
+    const holder = await instance(prefix, 30_000);
+    // Hears of nothing but grants: polling, attempting every 10 s (a served waiter was granted).
+    const deaf = await instance(prefix, 10_000, { notifications: 'polling', retryDelay: 10_000 });
+    // One subscription per master (PUBLISH counts only the node it runs on): each master has it.
+    const warm = await holder.acquire('warm');
+    await deaf.acquire('warm', { timeout: 50 }).catch(() => {});
+    await warm.release();
+    await until(
+      'the grant channel on every master',
+      async () => {
+        for (const master of cluster.masters) {
+          const channels = (await command(master.port, [
+            'PUBSUB',
+            'CHANNELS',
+            `${prefix}:grants:*`,
+          ])) as string[];
+          if (channels.length === 0) return false;
+        }
+        return true;
+      },
+      { timeout: 5_000, interval: 10 },
+    );
+    for (const master of cluster.masters) {
+      const [name = ''] = namesOn(master, prefix, 1, 'grant');
+      const lease = await holder.acquire(name);
+      const waiting = deaf.acquire(name, { timeout: 30_000 });
+      const queue = `${lockKey(prefix, name)}:waiters`;
+      await until('the waiter registered', async () => (await command(master.port, ['ZCARD', queue])) === 1, {
+        timeout: 5_000,
+        interval: 10,
+      });
+      // inspect lists it: registered waiters are recorded on a Cluster now.
+      assert.equal((await holder.inspect(name))?.waiters?.length, 1);
+      await lease.release();
+      const next = await within(waiting, 1_000, 'the granted lease');
+      assert.ok(next.fencingToken > lease.fencingToken);
+      assert.equal(await held(prefix, name), next.stored);
+      await next.release();
+    }
+  });
+
   test('a waiter in another instance wakes the moment the holder releases', async () => {
     const prefix = uniquePrefix('cl');
     const [a, b] = await Promise.all([instance(prefix, 6_000), instance(prefix, 6_000)]);
@@ -196,7 +239,11 @@ describe(`mutex on Redis Cluster (${mode})`, { skip }, () => {
     await command(target!.port, ['CLUSTER', 'SETSLOT', slot, 'IMPORTING', source!.id]);
     await command(source!.port, ['CLUSTER', 'SETSLOT', slot, 'MIGRATING', target!.id]);
     // Moving the keys deletes them on the source: both instances hear of it and re-check through
-    // ASK on the target; then the slot is handed over and the next command meets MOVED.
+    // ASK on the target; then the slot is handed over and the next command meets MOVED. Every key
+    // of the slot moves, as `redis-cli --cluster reshard` moves them: the lock, its counter, and
+    // the waiter's registration for a direct grant (its queue and record).
+    const keys = (await command(source!.port, ['CLUSTER', 'GETKEYSINSLOT', slot, 100])) as string[];
+    assert.ok(keys.includes(key) && keys.includes(`${key}:fence`), keys.join(', '));
     const moved = await command(source!.port, [
       'MIGRATE',
       '127.0.0.1',
@@ -205,8 +252,7 @@ describe(`mutex on Redis Cluster (${mode})`, { skip }, () => {
       0,
       5_000,
       'KEYS',
-      key,
-      `${key}:fence`,
+      ...keys,
     ]);
     assert.equal(moved, 'OK');
     await sleep(200);

@@ -9,7 +9,9 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { Leasehold } from '../../src/index.ts';
 import { uniquePrefix } from '../harness/leasehold.ts';
+import { startMasters } from '../harness/masters.ts';
 import { reapOnExit } from '../harness/reaper.ts';
 import { RedisServer } from '../harness/redis-server.ts';
 import { command } from '../harness/resp.ts';
@@ -19,6 +21,10 @@ const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 const WORKER = new URL('./workers/dashboard-worker.ts', import.meta.url).pathname;
 const SCREENSHOT =
   process.env['LEASEHOLD_SCREENSHOT'] ?? join(tmpdir(), `leasehold-dashboard-${process.pid}.png`);
+// docs/dashboard-quorum.png with LEASEHOLD_SCREENSHOT_QUORUM=docs/dashboard-quorum.png.
+const QUORUM_SCREENSHOT =
+  process.env['LEASEHOLD_SCREENSHOT_QUORUM'] ??
+  join(tmpdir(), `leasehold-dashboard-quorum-${process.pid}.png`);
 const driver = process.env['LEASEHOLD_TEST_DRIVER'] ?? 'node-redis';
 
 /** Debian's chromium, or the one LEASEHOLD_CHROMIUM names. */
@@ -47,6 +53,7 @@ after(async () => {
 async function dashboard(
   prefix: string,
   args: string[],
+  target: string[] = ['--redis', server.url],
 ): Promise<{ url: string; child: ChildProcess; err: () => string }> {
   const child = spawn(
     process.execPath,
@@ -55,8 +62,7 @@ async function dashboard(
       'tsx',
       MAIN,
       'dashboard',
-      '--redis',
-      server.url,
+      ...target,
       '--prefix',
       prefix,
       '--driver',
@@ -204,6 +210,12 @@ describe('leasehold dashboard in a browser', { skip }, () => {
         'confirmation needed',
       );
       assert.equal((await post({ name: 'stuck', token: 'someone-else', confirm: 'stuck' })).status, 409);
+      assert.equal((await post({ name: 'stuck', primitive: 'nope', token, confirm: 'stuck' })).status, 400);
+      assert.equal(
+        (await post({ name: 'stuck', primitive: 'semaphore', token, confirm: 'stuck' })).status,
+        409,
+        'only the primitive the page showed',
+      );
       const ok = await post({ name: 'stuck', token, confirm: 'stuck' });
       assert.equal(ok.status, 200);
       assert.deepEqual(await ok.json(), { released: true });
@@ -212,11 +224,63 @@ describe('leasehold dashboard in a browser', { skip }, () => {
       await reader.cancel();
       assert.match(
         admin.err(),
-        /AUDIT .* force-release name="stuck" owner="stuck-job" token=\S+ released=true from=/,
+        /AUDIT .* force-release name="stuck" primitive=mutex owner="stuck-job" token=\S+ released=true from=/,
       );
     } finally {
       admin.child.kill('SIGINT');
       await new Promise((resolve) => admin.child.once('close', resolve));
+    }
+  });
+
+  test('on a quorum of masters: each name on how many nodes, an under-replicated one marked', async () => {
+    const prefix = uniquePrefix('dashq');
+    await using masters = await startMasters(3);
+    // Polling with a 30 s TTL: the holder puts a lost copy back only at its next extension.
+    const lh = await Leasehold.connect({
+      nodes: [...masters.urls],
+      prefix,
+      driver: driver as 'node-redis',
+      notifications: 'polling',
+      ttl: 30_000,
+    });
+    try {
+      await lh.acquire('payouts:eu', { owner: 'billing-worker-1' });
+      await lh.acquire('cron:purge', { owner: 'cron@ops-1' });
+      await lh.multiLock(['account:1', 'account:2']).acquire({ owner: 'transfer-7' });
+      // One node lost payouts:eu (restarted empty, say): a majority still holds it.
+      await command(masters.servers[0]!.port, ['DEL', `${prefix}:{payouts:eu}`]);
+      const { url, child, err } = await dashboard(prefix, [], ['--nodes', masters.urls.join(',')]);
+      const { chromium: browserType } = await import('playwright-core');
+      const browser = await browserType.launch({
+        executablePath: chromium as string,
+        headless: true,
+        args: ['--no-sandbox'],
+      });
+      try {
+        const page = await browser.newPage({ viewport: { width: 1280, height: 420 }, bypassCSP: true });
+        await page.goto(url);
+        const cell = (name: string) =>
+          `document.querySelector('tr[data-name="${name}"] td.holder')?.textContent ?? ''`;
+        await page.waitForFunction(
+          `(${cell('payouts:eu')}).includes('on 2 of 3 nodes · under-replicated')`,
+          undefined,
+          {
+            timeout: 10_000,
+          },
+        );
+        await page.waitForFunction(`(${cell('cron:purge')}).includes('on 3 of 3 nodes')`, undefined, {
+          timeout: 10_000,
+        });
+        assert.doesNotMatch((await page.evaluate(cell('cron:purge'))) as string, /under-replicated/);
+        await page.screenshot({ path: QUORUM_SCREENSHOT });
+      } finally {
+        await browser.close();
+        child.kill('SIGINT');
+        await new Promise((resolve) => child.once('close', resolve));
+      }
+      assert.equal(err(), '');
+    } finally {
+      await lh.close();
     }
   });
 });

@@ -5,7 +5,7 @@
 // waiter served within a second was served by a grant.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type Leasehold, LockLostError } from '../../src/index.ts';
+import { LockLostError } from '../../src/index.ts';
 import { grantProbes, HOLDER_TTL } from '../harness/grants.ts';
 import { lockKey, mode, testNotifications, uniquePrefix, useRedis, within } from '../harness/leasehold.ts';
 import { until } from '../harness/poll.ts';
@@ -13,21 +13,10 @@ import { command } from '../harness/resp.ts';
 
 const redis = useRedis();
 const probes = grantProbes(redis);
-const { deaf } = probes;
+const { deaf, subscribed } = probes;
 
 const fairKey = (prefix: string, name: string, role = '') => `${lockKey(prefix, name)}:fair${role}`;
 const port = () => redis.server.port;
-
-/** Opens `lh`'s grant subscription (its first wait does) and waits until Redis has it. */
-const subscribed = (holder: Leasehold, lh: Leasehold, prefix: string) =>
-  probes.subscribed(prefix, async () => {
-    const held = await holder.fairLock('subscribe').acquire();
-    await lh
-      .fairLock('subscribe')
-      .acquire({ timeout: 50 })
-      .catch(() => {});
-    await held.release();
-  });
 
 /** Waits until `n` waiters of fair lock `name` have a direct-grant record. */
 const registered = (prefix: string, name: string, n: number) =>
@@ -42,73 +31,52 @@ describe(`direct grants of a fair lock (${mode})`, () => {
     const prefix = uniquePrefix('fgrant');
     const a = await redis.instance(prefix, HOLDER_TTL);
     const [b, c] = await Promise.all([deaf(prefix), deaf(prefix)]);
-    try {
-      for (const lh of [b, c]) await subscribed(a, lh, prefix);
-      const held = await a.fairLock('payouts').acquire();
-      const first = b.fairLock('payouts').acquire({ timeout: 30_000 });
-      await registered(prefix, 'payouts', 1);
-      const second = c.fairLock('payouts').acquire({ timeout: 30_000 });
-      await registered(prefix, 'payouts', 2);
-      await held.release();
-      const firstLease = await within(first, 1_000, 'the first in line granted');
-      assert.ok(firstLease.fencingToken > held.fencingToken, 'fencing token increased');
-      const line = (await command(port(), [
-        'ZRANGE',
-        fairKey(prefix, 'payouts', ':queue'),
-        0,
-        -1,
-      ])) as string[];
-      assert.equal(line.length, 1, 'the second waiter is still in line');
-      assert.match(
-        String(await command(port(), ['HGET', fairKey(prefix, 'payouts', ':grants'), line[0]!])),
-        /^[^=\n][^\n]*\n\d+\n\d+$/,
-        'with its registration (not a grant)',
-      );
-      // The granted lease is a lease like any other: it extends and releases.
-      await firstLease.extend();
-      assert.ok(!firstLease.signal.aborted, 'extended');
-      await firstLease.release();
-      const secondLease = await within(second, 1_000, 'the second in line granted');
-      assert.ok(secondLease.fencingToken > firstLease.fencingToken);
-      await secondLease.release();
-      assert.equal(await command(port(), ['EXISTS', fairKey(prefix, 'payouts')]), 0, 'released');
-      assert.equal(
-        await command(port(), ['ZCARD', fairKey(prefix, 'payouts', ':queue')]),
-        0,
-        'nobody in line',
-      );
-      assert.equal(
-        await command(port(), ['HLEN', fairKey(prefix, 'payouts', ':grants')]),
-        0,
-        'no record left',
-      );
-    } finally {
-      await Promise.all([b.close(), c.close()]);
-    }
+    for (const lh of [b, c]) await subscribed(a, lh, prefix);
+    const held = await a.fairLock('payouts').acquire();
+    const first = b.fairLock('payouts').acquire({ timeout: 30_000 });
+    await registered(prefix, 'payouts', 1);
+    const second = c.fairLock('payouts').acquire({ timeout: 30_000 });
+    await registered(prefix, 'payouts', 2);
+    await held.release();
+    const firstLease = await within(first, 1_000, 'the first in line granted');
+    assert.ok(firstLease.fencingToken > held.fencingToken, 'fencing token increased');
+    const line = (await command(port(), ['ZRANGE', fairKey(prefix, 'payouts', ':queue'), 0, -1])) as string[];
+    assert.equal(line.length, 1, 'the second waiter is still in line');
+    assert.match(
+      String(await command(port(), ['HGET', fairKey(prefix, 'payouts', ':grants'), line[0]!])),
+      /^[^=\n][^\n]*\n\d+\n\d+$/,
+      'with its registration (not a grant)',
+    );
+    // The granted lease is a lease like any other: it extends and releases.
+    await firstLease.extend();
+    assert.ok(!firstLease.signal.aborted, 'extended');
+    await firstLease.release();
+    const secondLease = await within(second, 1_000, 'the second in line granted');
+    assert.ok(secondLease.fencingToken > firstLease.fencingToken);
+    await secondLease.release();
+    assert.equal(await command(port(), ['EXISTS', fairKey(prefix, 'payouts')]), 0, 'released');
+    assert.equal(await command(port(), ['ZCARD', fairKey(prefix, 'payouts', ':queue')]), 0, 'nobody in line');
+    assert.equal(await command(port(), ['HLEN', fairKey(prefix, 'payouts', ':grants')]), 0, 'no record left');
   });
 
   test('a waiter that gave up leaves the line and its record; the one behind it is granted', async () => {
     const prefix = uniquePrefix('fgrant');
     const a = await redis.instance(prefix, HOLDER_TTL);
     const [b, c] = await Promise.all([deaf(prefix), deaf(prefix)]);
-    try {
-      for (const lh of [b, c]) await subscribed(a, lh, prefix);
-      const held = await a.fairLock('payouts').acquire();
-      const controller = new AbortController();
-      const first = b.fairLock('payouts').acquire({ timeout: 30_000, signal: controller.signal });
-      await registered(prefix, 'payouts', 1);
-      const second = c.fairLock('payouts').acquire({ timeout: 30_000 });
-      await registered(prefix, 'payouts', 2);
-      controller.abort(new Error('gave up'));
-      await assert.rejects(first, /gave up/);
-      await registered(prefix, 'payouts', 1);
-      assert.equal(await command(port(), ['ZCARD', fairKey(prefix, 'payouts', ':queue')]), 1);
-      await held.release();
-      const lease = await within(second, 1_000, 'the waiter behind granted');
-      await lease.release();
-    } finally {
-      await Promise.all([b.close(), c.close()]);
-    }
+    for (const lh of [b, c]) await subscribed(a, lh, prefix);
+    const held = await a.fairLock('payouts').acquire();
+    const controller = new AbortController();
+    const first = b.fairLock('payouts').acquire({ timeout: 30_000, signal: controller.signal });
+    await registered(prefix, 'payouts', 1);
+    const second = c.fairLock('payouts').acquire({ timeout: 30_000 });
+    await registered(prefix, 'payouts', 2);
+    controller.abort(new Error('gave up'));
+    await assert.rejects(first, /gave up/);
+    await registered(prefix, 'payouts', 1);
+    assert.equal(await command(port(), ['ZCARD', fairKey(prefix, 'payouts', ':queue')]), 1);
+    await held.release();
+    const lease = await within(second, 1_000, 'the waiter behind granted');
+    await lease.release();
   });
 
   test('a first in line whose subscriber is gone keeps its place and gets its turn key; one past its deadline is dropped', async () => {

@@ -4,7 +4,6 @@
 // served by a grant; the wake-all path would have taken 10 s.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { Leasehold } from '../../src/index.ts';
 import { grantProbes, HOLDER_TTL } from '../harness/grants.ts';
 import { lockKey, mode, uniquePrefix, useRedis, within } from '../harness/leasehold.ts';
 import { until } from '../harness/poll.ts';
@@ -12,20 +11,9 @@ import { command } from '../harness/resp.ts';
 
 const redis = useRedis();
 const probes = grantProbes(redis);
-const { channels, deaf } = probes;
+const { channels, deaf, subscribed } = probes;
 
 const semKey = (prefix: string, name: string, role: string) => `${lockKey(prefix, name)}:sem${role}`;
-
-/** Opens `lh`'s grant subscription (its first wait does) and waits until Redis has it. */
-const subscribed = (holder: Leasehold, lh: Leasehold, prefix: string) =>
-  probes.subscribed(prefix, async () => {
-    const held = await holder.semaphore('subscribe', { limit: 1 }).acquire();
-    await lh
-      .semaphore('subscribe', { limit: 1 })
-      .acquire({ timeout: 50 })
-      .catch(() => {});
-    await held.release();
-  });
 
 /** Waits until `n` waiters of semaphore `name` are registered in Redis. */
 const registered = (prefix: string, name: string, n: number) =>
@@ -36,113 +24,95 @@ describe(`direct grants of semaphore permits (${mode})`, () => {
     const prefix = uniquePrefix('sgrant');
     const a = await redis.instance(prefix, HOLDER_TTL);
     const b = await deaf(prefix);
-    try {
-      await subscribed(a, b, prefix);
-      const held = await a.semaphore('pool', { limit: 1 }).acquire();
-      const waiting = b.semaphore('pool', { limit: 1 }).acquire({ timeout: 30_000 });
-      await registered(prefix, 'pool', 1);
-      await held.release();
-      const lease = await within(waiting, 1_000, 'the granted permit');
-      assert.ok(lease.fencingToken > held.fencingToken, 'fencing token increased');
-      assert.ok(!lease.signal.aborted);
-      assert.equal(await a.semaphore('pool', { limit: 1 }).count(), 1, 'the grantee holds the one permit');
-      assert.equal(await command(redis.server.port, ['ZCARD', semKey(prefix, 'pool', ':waiters')]), 0);
-      // The granted lease is a lease like any other: it extends and releases.
-      await lease.extend();
-      assert.ok(!lease.signal.aborted, 'extended');
-      await lease.release();
-      assert.equal(await a.semaphore('pool', { limit: 1 }).count(), 0, 'released');
-    } finally {
-      await b.close();
-    }
+    await subscribed(a, b, prefix);
+    const held = await a.semaphore('pool', { limit: 1 }).acquire();
+    const waiting = b.semaphore('pool', { limit: 1 }).acquire({ timeout: 30_000 });
+    await registered(prefix, 'pool', 1);
+    await held.release();
+    const lease = await within(waiting, 1_000, 'the granted permit');
+    assert.ok(lease.fencingToken > held.fencingToken, 'fencing token increased');
+    assert.ok(!lease.signal.aborted);
+    assert.equal(await a.semaphore('pool', { limit: 1 }).count(), 1, 'the grantee holds the one permit');
+    assert.equal(await command(redis.server.port, ['ZCARD', semKey(prefix, 'pool', ':waiters')]), 0);
+    // The granted lease is a lease like any other: it extends and releases.
+    await lease.extend();
+    assert.ok(!lease.signal.aborted, 'extended');
+    await lease.release();
+    assert.equal(await a.semaphore('pool', { limit: 1 }).count(), 0, 'released');
   });
 
   test('one release serves every registered waiter that fits, all permits or none', async () => {
     const prefix = uniquePrefix('sgrant');
     const a = await redis.instance(prefix, HOLDER_TTL);
     const [b, c, d] = await Promise.all([deaf(prefix), deaf(prefix), deaf(prefix)]);
-    try {
-      for (const lh of [b, c, d]) await subscribed(a, lh, prefix);
-      const held = await a.semaphore('pool', { limit: 3 }).acquire({ permits: 3 });
-      // In arrival order: two permits, one permit, then three (which cannot fit beside them).
-      const two = b.semaphore('pool', { limit: 3 }).acquire({ permits: 2, timeout: 30_000 });
-      await registered(prefix, 'pool', 1);
-      const one = c.semaphore('pool', { limit: 3 }).acquire({ timeout: 30_000 });
-      await registered(prefix, 'pool', 2);
-      const three = d.semaphore('pool', { limit: 3 }).acquire({ permits: 3, timeout: 30_000 });
-      await registered(prefix, 'pool', 3);
-      await held.release();
-      const [twoLease, oneLease] = await within(Promise.all([two, one]), 1_000, 'both granted');
-      assert.ok(twoLease.fencingToken > held.fencingToken && oneLease.fencingToken > twoLease.fencingToken);
-      assert.equal(await a.semaphore('pool', { limit: 3 }).count(), 3);
-      // The three-permit waiter stays registered: it is granted when all three are free again.
-      assert.equal(await command(redis.server.port, ['ZCARD', semKey(prefix, 'pool', ':waiters')]), 1);
-      await twoLease.release();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      assert.equal(await a.semaphore('pool', { limit: 3 }).count(), 1, 'two free are not enough for three');
-      await oneLease.release();
-      const threeLease = await within(three, 1_000, 'the three-permit waiter granted');
-      assert.equal(await a.semaphore('pool', { limit: 3 }).count(), 3);
-      await threeLease.release();
-    } finally {
-      await Promise.all([b.close(), c.close(), d.close()]);
-    }
+    for (const lh of [b, c, d]) await subscribed(a, lh, prefix);
+    const held = await a.semaphore('pool', { limit: 3 }).acquire({ permits: 3 });
+    // In arrival order: two permits, one permit, then three (which cannot fit beside them).
+    const two = b.semaphore('pool', { limit: 3 }).acquire({ permits: 2, timeout: 30_000 });
+    await registered(prefix, 'pool', 1);
+    const one = c.semaphore('pool', { limit: 3 }).acquire({ timeout: 30_000 });
+    await registered(prefix, 'pool', 2);
+    const three = d.semaphore('pool', { limit: 3 }).acquire({ permits: 3, timeout: 30_000 });
+    await registered(prefix, 'pool', 3);
+    await held.release();
+    const [twoLease, oneLease] = await within(Promise.all([two, one]), 1_000, 'both granted');
+    assert.ok(twoLease.fencingToken > held.fencingToken && oneLease.fencingToken > twoLease.fencingToken);
+    assert.equal(await a.semaphore('pool', { limit: 3 }).count(), 3);
+    // The three-permit waiter stays registered: it is granted when all three are free again.
+    assert.equal(await command(redis.server.port, ['ZCARD', semKey(prefix, 'pool', ':waiters')]), 1);
+    await twoLease.release();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(await a.semaphore('pool', { limit: 3 }).count(), 1, 'two free are not enough for three');
+    await oneLease.release();
+    const threeLease = await within(three, 1_000, 'the three-permit waiter granted');
+    assert.equal(await a.semaphore('pool', { limit: 3 }).count(), 3);
+    await threeLease.release();
   });
 
   test('a waiter that does not fit keeps its place; one behind it that fits is served', async () => {
     const prefix = uniquePrefix('sgrant');
     const a = await redis.instance(prefix, HOLDER_TTL);
     const [b, c] = await Promise.all([deaf(prefix), deaf(prefix)]);
-    try {
-      for (const lh of [b, c]) await subscribed(a, lh, prefix);
-      const pool = a.semaphore('pool', { limit: 3 });
-      const two = await pool.acquire({ permits: 2 });
-      const one = await pool.acquire();
-      // First in line wants all three; behind it, one permit.
-      const three = b.semaphore('pool', { limit: 3 }).acquire({ permits: 3, timeout: 30_000 });
-      await registered(prefix, 'pool', 1);
-      const single = c.semaphore('pool', { limit: 3 }).acquire({ timeout: 30_000 });
-      await registered(prefix, 'pool', 2);
-      await one.release();
-      const singleLease = await within(single, 1_000, 'the one-permit waiter served past the first');
-      assert.equal(
-        await command(redis.server.port, ['ZRANGE', semKey(prefix, 'pool', ':waiters'), 0, -1]).then(
-          (queue) => (queue as string[]).length,
-        ),
-        1,
-        'the three-permit waiter is still registered',
-      );
-      await Promise.all([two.release(), singleLease.release()]);
-      const threeLease = await within(three, 1_000, 'the three-permit waiter granted once all are free');
-      assert.equal(await pool.count(), 3);
-      await threeLease.release();
-    } finally {
-      await Promise.all([b.close(), c.close()]);
-    }
+    for (const lh of [b, c]) await subscribed(a, lh, prefix);
+    const pool = a.semaphore('pool', { limit: 3 });
+    const two = await pool.acquire({ permits: 2 });
+    const one = await pool.acquire();
+    // First in line wants all three; behind it, one permit.
+    const three = b.semaphore('pool', { limit: 3 }).acquire({ permits: 3, timeout: 30_000 });
+    await registered(prefix, 'pool', 1);
+    const single = c.semaphore('pool', { limit: 3 }).acquire({ timeout: 30_000 });
+    await registered(prefix, 'pool', 2);
+    await one.release();
+    const singleLease = await within(single, 1_000, 'the one-permit waiter served past the first');
+    assert.equal(
+      await command(redis.server.port, ['ZRANGE', semKey(prefix, 'pool', ':waiters'), 0, -1]).then(
+        (queue) => (queue as string[]).length,
+      ),
+      1,
+      'the three-permit waiter is still registered',
+    );
+    await Promise.all([two.release(), singleLease.release()]);
+    const threeLease = await within(three, 1_000, 'the three-permit waiter granted once all are free');
+    assert.equal(await pool.count(), 3);
+    await threeLease.release();
   });
 
   test('a waiter that gave up leaves no permit behind', async () => {
     const prefix = uniquePrefix('sgrant');
     const a = await redis.instance(prefix, HOLDER_TTL);
     const b = await deaf(prefix);
-    try {
-      await subscribed(a, b, prefix);
-      const held = await a.semaphore('pool', { limit: 1 }).acquire();
-      const controller = new AbortController();
-      const waiting = b
-        .semaphore('pool', { limit: 1 })
-        .acquire({ timeout: 30_000, signal: controller.signal });
-      await registered(prefix, 'pool', 1);
-      controller.abort(new Error('gave up'));
-      await assert.rejects(waiting, /gave up/);
-      await registered(prefix, 'pool', 0);
-      await held.release();
-      const again = await a.semaphore('pool', { limit: 1 }).tryAcquire();
-      assert.ok(again !== undefined, 'the permit is free');
-      await again.release();
-    } finally {
-      await b.close();
-    }
+    await subscribed(a, b, prefix);
+    const held = await a.semaphore('pool', { limit: 1 }).acquire();
+    const controller = new AbortController();
+    const waiting = b.semaphore('pool', { limit: 1 }).acquire({ timeout: 30_000, signal: controller.signal });
+    await registered(prefix, 'pool', 1);
+    controller.abort(new Error('gave up'));
+    await assert.rejects(waiting, /gave up/);
+    await registered(prefix, 'pool', 0);
+    await held.release();
+    const again = await a.semaphore('pool', { limit: 1 }).tryAcquire();
+    assert.ok(again !== undefined, 'the permit is free');
+    await again.release();
   });
 
   test('a waiter whose subscriber is gone is skipped and the permit stays free', async () => {

@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, test } from 'node:test';
-import type { Leasehold } from '../../src/index.ts';
 import { grantProbes, HOLDER_TTL } from '../harness/grants.ts';
 import { aborted, lockKey, mode, testDriver, uniquePrefix, useRedis, within } from '../harness/leasehold.ts';
 import { until } from '../harness/poll.ts';
@@ -13,15 +12,7 @@ import { command } from '../harness/resp.ts';
 
 const redis = useRedis();
 const probes = grantProbes(redis);
-const { channels, deaf } = probes;
-
-/** Opens `lh`'s grant subscription (its first wait does) and waits until Redis has it. */
-const subscribed = (holder: Leasehold, lh: Leasehold, prefix: string) =>
-  probes.subscribed(prefix, async () => {
-    const held = await holder.acquire('subscribe');
-    await lh.acquire('subscribe', { timeout: 50 }).catch(() => {});
-    await held.release();
-  });
+const { channels, deaf, subscribed } = probes;
 
 /** Waits until `n` waiters of `name` are registered in Redis. */
 const registered = (prefix: string, name: string, n: number) =>
@@ -32,21 +23,17 @@ describe(`direct grants (${mode})`, () => {
     const prefix = uniquePrefix('grant');
     const a = await redis.instance(prefix, HOLDER_TTL);
     const b = await deaf(prefix);
-    try {
-      await subscribed(a, b, prefix);
-      const held = await a.acquire('job');
-      const waiting = b.acquire('job', { timeout: 30_000 });
-      await registered(prefix, 'job', 1);
-      await held.release();
-      const lease = await within(waiting, 1_000, 'the granted lease');
-      assert.ok(lease.fencingToken > held.fencingToken, 'fencing token increased');
-      assert.ok(!lease.signal.aborted);
-      assert.equal(await command(redis.server.port, ['ZCARD', `${lockKey(prefix, 'job')}:waiters`]), 0);
-      await lease.release();
-      assert.equal(await command(redis.server.port, ['EXISTS', lockKey(prefix, 'job')]), 0, 'released');
-    } finally {
-      await b.close();
-    }
+    await subscribed(a, b, prefix);
+    const held = await a.acquire('job');
+    const waiting = b.acquire('job', { timeout: 30_000 });
+    await registered(prefix, 'job', 1);
+    await held.release();
+    const lease = await within(waiting, 1_000, 'the granted lease');
+    assert.ok(lease.fencingToken > held.fencingToken, 'fencing token increased');
+    assert.ok(!lease.signal.aborted);
+    assert.equal(await command(redis.server.port, ['ZCARD', `${lockKey(prefix, 'job')}:waiters`]), 0);
+    await lease.release();
+    assert.equal(await command(redis.server.port, ['EXISTS', lockKey(prefix, 'job')]), 0, 'released');
   });
 
   test('a granted holder hears of a DEL at once (tracking re-armed after the grant)', async (t) => {
@@ -70,22 +57,18 @@ describe(`direct grants (${mode})`, () => {
     const prefix = uniquePrefix('grant');
     const a = await redis.instance(prefix, HOLDER_TTL);
     const b = await deaf(prefix);
-    try {
-      await subscribed(a, b, prefix);
-      const held = await a.acquire('job');
-      const controller = new AbortController();
-      const waiting = b.acquire('job', { timeout: 30_000, signal: controller.signal });
-      await registered(prefix, 'job', 1);
-      controller.abort(new Error('gave up'));
-      await assert.rejects(waiting, /gave up/);
-      await registered(prefix, 'job', 0);
-      await held.release();
-      const again = await a.tryAcquire('job');
-      assert.ok(again !== undefined, 'the name is free');
-      await again.release();
-    } finally {
-      await b.close();
-    }
+    await subscribed(a, b, prefix);
+    const held = await a.acquire('job');
+    const controller = new AbortController();
+    const waiting = b.acquire('job', { timeout: 30_000, signal: controller.signal });
+    await registered(prefix, 'job', 1);
+    controller.abort(new Error('gave up'));
+    await assert.rejects(waiting, /gave up/);
+    await registered(prefix, 'job', 0);
+    await held.release();
+    const again = await a.tryAcquire('job');
+    assert.ok(again !== undefined, 'the name is free');
+    await again.release();
   });
 
   test('a waiter whose process died is skipped: the next one gets the lock', async () => {
@@ -127,7 +110,6 @@ describe(`direct grants (${mode})`, () => {
       await lease.release();
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await b.close();
     }
   });
 });

@@ -30,7 +30,7 @@ describe(`inspection on one Redis (${mode})`, () => {
     const state = await lh.inspect('cron:purge');
     assert.ok(state);
     assert.equal(state.primitive, 'mutex');
-    assert.equal(state.waiters, undefined);
+    assert.deepEqual(state.waiters, []);
     assert.equal(state.lastFencingToken, lease.fencingToken);
     const [holder] = state.holders;
     assert.ok(holder);
@@ -123,6 +123,65 @@ describe(`inspection on one Redis (${mode})`, () => {
     assert.equal(state?.holders[0]?.fencingToken, writer.fencingToken);
     assert.deepEqual(state?.waiters, []);
     await writer.release();
+  });
+
+  test('waiters registered for a direct grant: a mutex, a semaphore and readers, in line order', async () => {
+    const prefix = uniquePrefix('in');
+    const lh = await instance(prefix, 5_000);
+    const other = await instance(prefix, 5_000);
+    const ac = new AbortController();
+    const gaveUp = <T>(p: Promise<T>) => p.catch(() => undefined);
+    const owners = async (name: string, primitive?: 'rwlock') =>
+      (await lh.inspect(name, primitive === undefined ? {} : { primitive }))?.waiters?.map((w) => w.owner);
+
+    const held = await lh.acquire('report', { owner: 'holder' });
+    const before = Date.now();
+    const first = gaveUp(other.acquire('report', { owner: 'first', signal: ac.signal }));
+    await waitFor(async () => (await owners('report'))?.length === 1);
+    const second = gaveUp(lh.acquire('report', { owner: 'second', signal: ac.signal }));
+    await waitFor(async () => (await owners('report'))?.length === 2);
+    const state = await lh.inspect('report');
+    assert.deepEqual(
+      state?.waiters?.map((w) => w.owner),
+      ['first', 'second'],
+    );
+    assert.equal(state?.queued, 2);
+    const [w] = state?.waiters ?? [];
+    assert.ok(
+      w?.since !== undefined && w.since >= before - 1 && w.since <= Date.now(),
+      'since: when it asked',
+    );
+    assert.ok(
+      (w?.deadlineIn ?? 0) > 5_000,
+      `dropped after twice the TTL unless it retries (${w?.deadlineIn})`,
+    );
+    // Served: the first in line holds, and leaves the list.
+    await held.release();
+    const next = await first;
+    assert.ok(next);
+    await waitFor(async () => (await owners('report'))?.join() === 'second');
+
+    const sem = lh.semaphore('uploads', { limit: 1 });
+    const permit = await sem.acquire({ owner: 'p' });
+    const queued = gaveUp(
+      other.semaphore('uploads', { limit: 1 }).acquire({ owner: 'q', signal: ac.signal }),
+    );
+    await waitFor(async () => (await owners('uploads'))?.join() === 'q');
+
+    const rw = lh.readWriteLock('config');
+    const writer = await rw.write({ owner: 'w' });
+    const reader = gaveUp(other.readWriteLock('config').read({ owner: 'r', signal: ac.signal }));
+    await waitFor(async () => (await owners('config', 'rwlock'))?.join() === 'r');
+    const readerState = await lh.inspect('config', { primitive: 'rwlock' });
+    assert.equal(readerState?.waiters?.[0]?.role, 'reader');
+
+    // Giving up withdraws: nobody is listed any more.
+    ac.abort();
+    await Promise.all([second, queued, reader]);
+    await waitFor(async () => (await owners('report'))?.length === 0);
+    assert.deepEqual(await owners('uploads'), []);
+    assert.deepEqual(await owners('config', 'rwlock'), []);
+    await Promise.all([next.release(), permit.release(), writer.release()]);
   });
 
   test('a fair lock: the holder and the queue in line order', async () => {
@@ -284,7 +343,10 @@ describe(`inspection on Redis Cluster (${mode})`, {
       const list = await lh.list({ prefix: 'job:' });
       assert.deepEqual(list.map((e) => e.name).sort(), [...names].sort());
       for (const e of list) assert.equal(e.holders[0]?.owner, `w-${e.name}`);
-      assert.equal((await lh.inspect('job:3'))?.holders[0]?.token, leases[3]?.token);
+      const job3 = await lh.inspect('job:3');
+      assert.equal(job3?.holders[0]?.token, leases[3]?.token);
+      // Direct grants on every master: registered waiters are recorded (none here).
+      assert.deepEqual(job3?.waiters, []);
       await Promise.all(leases.map((l) => l.release()));
     } finally {
       await lh.close();
@@ -321,6 +383,8 @@ describe(`inspection in quorum mode (${mode})`, () => {
       assert.equal(state?.holders.length, 1);
       assert.equal(state?.holders[0]?.owner, 'quorum-holder');
       assert.equal(state?.holders[0]?.fencingToken, lease.fencingToken);
+      // A quorum's waiters do not register (no direct grants across nodes): not recorded.
+      assert.equal(state?.waiters, undefined);
       for (const node of state?.nodes ?? []) assert.equal(node.holders[0]?.token, lease.token);
       // One node loses the key: it says so, and the majority still shows the holder.
       const [first] = masters.servers;

@@ -15,7 +15,11 @@ describe(`live view (${mode})`, () => {
     const lh = await redis.instance(prefix, 30_000, { owner: 'a' });
     const held = await lh.acquire('job:held');
     await lh.acquire('other:x'); // outside the view's names: never read
-    const view = new LiveView({ url: redis.server.url, prefix, driver: testDriver }, 'job:', 100);
+    const view = new LiveView(
+      { url: redis.server.url, topology: { kind: 'redis' }, prefix, driver: testDriver },
+      'job:',
+      100,
+    );
     const events: TimelineEvent[] = [];
     view.on('timeline', (e) => events.push(e));
     try {
@@ -83,7 +87,11 @@ describe(`live view (${mode})`, () => {
     // --limit 1 it used to take the only place.
     await (await lh.acquire('job:a-idle')).release();
     const held = await lh.acquire('job:held');
-    const view = new LiveView({ url: redis.server.url, prefix, driver: testDriver }, 'job:', 1);
+    const view = new LiveView(
+      { url: redis.server.url, topology: { kind: 'redis' }, prefix, driver: testDriver },
+      'job:',
+      1,
+    );
     const shown = () => [...view.entries.values()].map((e) => e.inspection.name);
     try {
       await view.start();

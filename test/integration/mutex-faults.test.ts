@@ -98,6 +98,26 @@ describe(`mutex under faults (${mode})`, () => {
     await next.release();
   });
 
+  test('a waiter whose attempt went unanswered in a restart keeps the lease it takes afterwards', async () => {
+    // A waiter polling every 2 ms has an attempt on the wire when Redis dies. That attempt's
+    // give-back (it may have taken the lock) and the waiter's next attempt carry the same value
+    // (one per wait, its place in Redis): sent after the lease was taken again, the give-back
+    // deleted the new lease's key (CI, once; here 3 runs in 5 before engine/owed.ts). Nor may
+    // the reconnect's announcement of the restart lose a lease the new server confirmed.
+    const prefix = uniquePrefix();
+    const holder = await instance(prefix, 1_000);
+    const waiter = await instance(prefix, 1_000, { notifications: 'polling', retryDelay: 2 });
+    const lease = await holder.acquire('early');
+    const waiting = waiter.acquire('early', { timeout: 15_000 });
+    await sleep(30);
+    await redis.server.restart();
+    assert.ok((await within(aborted(lease.signal), 5_000, 'holder aborts')) instanceof LockLostError);
+    const next = await within(waiting, 8_000, 'waiter acquires after the restart');
+    await sleep(50);
+    assert.equal(next.lost, false, `lost: ${next.signal.reason}`);
+    await next.release();
+  });
+
   test('a SIGKILLed holder process costs a waiter no more than its remaining TTL (+100 ms), with 20k TTL keys', async () => {
     const prefix = uniquePrefix();
     // 20k unrelated keys with TTLs: Redis's active expiry then reports a lapsed lock late.

@@ -286,6 +286,44 @@ const cases: Case[] = [
     read: ['writer'],
   },
   {
+    name: 'rwlock read, blocked by a writer, registering for a direct grant: the reader hears of the writer key',
+    run: {
+      script: script('rwlock-read'),
+      keys: [...rw, 'rqueue', 'rgrants'],
+      args: ['r', TTL, `ch\n${TTL}\n1`],
+    },
+    setup: [['SET', '@writer', 'other', 'PX', TTL]],
+    must: ['writer'],
+    // The records are read for a grant, then written (PEXPIRE after their PTTL), as the queue
+    // is: neither is armed, nor are the readers.
+    read: ['writer'],
+  },
+  {
+    name: 'rwlock read, blocked by a waiting writer, registering for a direct grant: the reader hears of the writer key and the waiting',
+    run: {
+      script: script('rwlock-read'),
+      keys: [...rw, 'rqueue', 'rgrants'],
+      args: ['r', TTL, `ch\n${TTL}\n1`],
+    },
+    setup: [['ZADD', '@waiting', far(), 'w']],
+    must: ['waiting', 'writer'],
+    read: ['waiting', 'writer'],
+  },
+  {
+    name: 'rwlock read, granted by a release on its way: a reader listens to nothing but resets',
+    run: {
+      script: script('rwlock-read'),
+      keys: [...rw, 'rqueue', 'rgrants'],
+      args: ['r', TTL, `ch\n${TTL}\n2`],
+    },
+    setup: [
+      ['ZADD', '@readers', far(), 'r'],
+      ['HSET', '@rgrants', 'r', '=7\n1'],
+    ],
+    must: [],
+    read: ['readers'],
+  },
+  {
     name: 'election, elected: the leader hears of the leader key',
     run: {
       script: script('election-campaign'),

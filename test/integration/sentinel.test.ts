@@ -88,6 +88,45 @@ describe(`mutex behind Redis Sentinel (${mode})`, { skip }, () => {
     const writer = await lh.readWriteLock('durable').write();
     assert.equal(await command(replica!.port, ['GET', `${prefix}:{durable}:rw:writer`]), writer.stored);
     await writer.release();
+    // A multiLock on one Redis takes every name in one script (multi-acquire.lua): one WAIT
+    // after it covers them all.
+    const both = await lh.multiLock(['durable-a', 'durable-b']).acquire();
+    for (const name of ['durable-a', 'durable-b'])
+      assert.equal(await command(replica!.port, ['GET', lockKey(prefix, name)]), both.stored, name);
+    await both.release();
+  });
+
+  test('direct grants through the master: a release hands the lock to a registered waiter', async () => {
+    const prefix = uniquePrefix('sn');
+    const holder = await instance(set, prefix, 30_000);
+    // Hears of nothing but grants: polling, attempting every 10 s (a served waiter was granted).
+    const deaf = await instance(set, prefix, 10_000, undefined, {
+      notifications: 'polling',
+      retryDelay: 10_000,
+    });
+    const master = await set.master();
+    const warm = await holder.acquire('warm');
+    await deaf.acquire('warm', { timeout: 50 }).catch(() => {});
+    await warm.release();
+    await until(
+      'the grant channel on the master',
+      async () =>
+        ((await command(master.port, ['PUBSUB', 'CHANNELS', `${prefix}:grants:*`])) as string[]).length > 0,
+      { timeout: 5_000, interval: 10 },
+    );
+    const lease = await holder.acquire('granted');
+    const waiting = deaf.acquire('granted', { timeout: 30_000 });
+    const queue = `${lockKey(prefix, 'granted')}:waiters`;
+    await until('the waiter registered', async () => (await command(master.port, ['ZCARD', queue])) === 1, {
+      timeout: 5_000,
+      interval: 10,
+    });
+    assert.equal((await holder.inspect('granted'))?.waiters?.length, 1, 'recorded, so inspect lists it');
+    await lease.release();
+    const next = await within(waiting, 1_000, 'the granted lease');
+    assert.ok(next.fencingToken > lease.fencingToken);
+    assert.equal(await command(master.port, ['GET', lockKey(prefix, 'granted')]), next.stored);
+    await next.release();
   });
 
   // Uses the set up: the old master stays dead.
@@ -250,6 +289,8 @@ describe(`mutex behind Redis Sentinel (${mode})`, { skip }, () => {
       { run: () => lh.fairLock('dur').acquire({ timeout: 5_000 }), key: `${prefix}:{dur}:fair` },
       { run: () => lh.readWriteLock('dur').tryWrite(), key: `${prefix}:{dur}:rw:writer` },
       { run: () => lh.election('dur').campaign('me', { timeout: 5_000 }), key: `${prefix}:{dur}:election` },
+      // One script for both names (one Redis): the give-back after the failed WAIT frees both.
+      { run: () => lh.multiLock(['dur', 'dur-2']).tryAcquire(), key: lockKey(prefix, 'dur-2') },
     ];
     for (const { run, key } of others) {
       const error = await run().then(

@@ -18,12 +18,18 @@ local function announceGrant(records, head, channel, fence, epoch)
   return false
 end
 
+-- registration(records, head): the channel, ttl and epoch of waiter `head`'s record, or nil when
+-- it has none (or one already granted).
+local function registration(records, head)
+  return string.match(redis.call('HGET', records, head) or '', '^([^\n]+)\n(%d+)\n(%d+)$')
+end
+
 -- grantKey(key, fenceKey, records, head): grants the lock at `key` (free: the caller checked) to
 -- waiter `head` with the next fencing token and the TTL its record names, and announces it.
 -- Returns true when granted; false when nobody heard (the key is freed again and the record
 -- deleted); nil when `head` has no registration (no record, or one already granted).
 local function grantKey(key, fenceKey, records, head)
-  local channel, ttl, epoch = string.match(redis.call('HGET', records, head) or '', '^([^\n]+)\n(%d+)\n(%d+)$')
+  local channel, ttl, epoch = registration(records, head)
   if not channel then
     return nil
   end
