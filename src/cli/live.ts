@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { after } from '../base/timer.ts';
 import { newToken } from '../base/token.ts';
-import type { Driver, TrackingProof } from '../driver/types.ts';
+import type { Driver } from '../driver/types.ts';
 import { Inspector, isLive } from '../inspect/inspector.ts';
 import { type Primitive, parseKey } from '../inspect/layout.ts';
 import type { Inspection } from '../primitives/inspection.ts';

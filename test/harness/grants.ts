@@ -41,12 +41,22 @@ export function grantProbes(redis: TestRedis) {
     async subscribed(holder: Leasehold, lh: Leasehold, prefix: string): Promise<void> {
       const before = await channels(prefix);
       const held = await holder.acquire('subscribe');
-      await lh.acquire('subscribe', { timeout: 50 }).catch(() => {});
-      await held.release();
-      await until('the grant subscription', async () => (await channels(prefix)) > before, {
-        timeout: 5_000,
-        interval: 10,
-      });
+      // The wait runs until Redis has the channel, not for a fixed time: the subscription opens
+      // with the attempt after the first busy reply, which a short timeout could cut off (a reply
+      // later than the timeout, a stalled test process).
+      const ac = new AbortController();
+      const waiting = lh.acquire('subscribe', { signal: ac.signal, timeout: 30_000 }).catch(() => undefined);
+      try {
+        await until('the grant subscription', async () => (await channels(prefix)) > before, {
+          timeout: 10_000,
+          interval: 10,
+        });
+      } finally {
+        ac.abort();
+        const lease = await waiting;
+        await lease?.release();
+        await held.release();
+      }
     },
     /** Waits until the queue at `key` holds `n` registered waiters. */
     registered: (key: string, n: number) =>

@@ -99,8 +99,10 @@ describe(`mutex on Redis Cluster (${mode})`, { skip }, () => {
     const deaf = await instance(prefix, 10_000, { notifications: 'polling', retryDelay: 10_000 });
     // One subscription per master (PUBLISH counts only the node it runs on): each master has it.
     const warm = await holder.acquire('warm');
-    await deaf.acquire('warm', { timeout: 50 }).catch(() => {});
-    await warm.release();
+    // Waits until Redis has the channel (below), not for a fixed time: the subscription opens with
+    // an attempt after the first busy reply, which a short timeout could cut off.
+    const warming = new AbortController();
+    const warmWait = deaf.acquire('warm', { signal: warming.signal, timeout: 30_000 }).catch(() => undefined);
     await until(
       'the grant channel on every master',
       async () => {
@@ -114,8 +116,11 @@ describe(`mutex on Redis Cluster (${mode})`, { skip }, () => {
         }
         return true;
       },
-      { timeout: 5_000, interval: 10 },
+      { timeout: 10_000, interval: 10 },
     );
+    warming.abort();
+    await (await warmWait)?.release();
+    await warm.release();
     for (const master of cluster.masters) {
       const [name = ''] = namesOn(master, prefix, 1, 'grant');
       const lease = await holder.acquire(name);

@@ -106,14 +106,19 @@ describe(`mutex behind Redis Sentinel (${mode})`, { skip }, () => {
     });
     const master = await set.master();
     const warm = await holder.acquire('warm');
-    await deaf.acquire('warm', { timeout: 50 }).catch(() => {});
-    await warm.release();
+    // Waits until Redis has the channel (below), not for a fixed time: the subscription opens with
+    // an attempt after the first busy reply, which a short timeout could cut off.
+    const warming = new AbortController();
+    const warmWait = deaf.acquire('warm', { signal: warming.signal, timeout: 30_000 }).catch(() => undefined);
     await until(
       'the grant channel on the master',
       async () =>
         ((await command(master.port, ['PUBSUB', 'CHANNELS', `${prefix}:grants:*`])) as string[]).length > 0,
-      { timeout: 5_000, interval: 10 },
+      { timeout: 10_000, interval: 10 },
     );
+    warming.abort();
+    await (await warmWait)?.release();
+    await warm.release();
     const lease = await holder.acquire('granted');
     const waiting = deaf.acquire('granted', { timeout: 30_000 });
     const queue = `${lockKey(prefix, 'granted')}:waiters`;
