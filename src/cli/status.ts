@@ -155,7 +155,7 @@ function describeEntry(e: StatusEntry): string[] {
   else {
     const total = e.queued ?? e.waiters.length;
     lines.push(
-      `  waiters  ${total} in line, first served first${total > e.waiters.length ? ` (${e.waiters.length} listed)` : ''}`,
+      `  waiters  ${total} ${describe.served ?? 'in line, first served first'}${total > e.waiters.length ? ` (${e.waiters.length} listed)` : ''}`,
     );
     e.waiters.forEach((w, i) => {
       lines.push(`    ${i + 1}.     ${waiterLine(w)}`);

@@ -367,8 +367,10 @@ export class Engine {
     // The key outlives its TTL only until someone touches it, and Redis's own expiry push can
     // lag by seconds on a busy server: retry at the holder's remaining TTL ourselves.
     let retryIn = this.#retryIn(grant.hint, ttl, runner.tracking);
-    // A registration lapses `ttl` after the waiter's last attempt: refresh it well before that.
-    if (spec.registers !== undefined) retryIn = Math.min(retryIn, ttl / 3);
+    // A registration lapses `ttl` after the waiter's last attempt: refresh it well before that
+    // (unless it lapses only after the hint this retry follows).
+    if (spec.registers !== undefined && spec.registers.refresh !== 'by-attempts')
+      retryIn = Math.min(retryIn, ttl / 3);
     // Two callers that collided taking keys in order retry at slightly different times.
     if (gaveBack) retryIn += Math.floor(Math.random() * JITTER_MS);
     return grant.blocking === undefined ? { retryIn } : { retryIn, blocking: grant.blocking };

@@ -46,12 +46,16 @@ export interface Spec<K = unknown, R = undefined> {
   /** The local wait queue of a caller (see WaitSpec); `stored` is its value when `registers`. */
   waiting(keys: K, request: R, stored: string): WaitSpec;
   /**
-   * Waiters register in Redis (the fair lock's queue, a waiting writer): one stored value for
-   * the whole wait, refreshed every `ttl / 3` at most, withdrawn when the waiter gives up.
-   * `withdrawn`: a key of this process to wake after the withdraw's reply (no push comes for
-   * this process's own writes). Such a spec runs on one Redis.
+   * Waiters register in Redis (the fair lock's queue, a waiting writer, an election candidate):
+   * one stored value for the whole wait, refreshed every `ttl / 3` at most, withdrawn when the
+   * waiter gives up. `refresh: 'by-attempts'`: the registration lapses only after the retry hint
+   * the busy reply gives, so the attempts the waiter makes anyway keep it (an election's
+   * candidates: recording them adds no command). `withdrawn`: a key of this process to wake after
+   * the withdraw's reply (no push comes for this process's own writes). Such a spec runs on one
+   * Redis slot.
    */
   readonly registers?: {
+    readonly refresh?: 'by-attempts';
     withdraw(keys: K, stored: string): ScriptCall;
     withdrawn?(reply: unknown, keys: K): ReturnType<Withdrawn<K>>;
   };

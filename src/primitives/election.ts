@@ -14,7 +14,7 @@ import {
 } from '../options/index.ts';
 import { loadScript } from '../scripts/index.ts';
 import { Handle } from './handle.ts';
-import { fence, type Holder, holder, type InspectionSpec, num } from './inspection.ts';
+import { fence, type Holder, holder, type InspectionSpec, num, pairs, waiter } from './inspection.ts';
 import { layout } from './layout.ts';
 
 const scripts = {
@@ -23,6 +23,7 @@ const scripts = {
   proclaim: loadScript('election-proclaim'),
   resign: loadScript('election-resign'),
   observe: loadScript('election-observe'),
+  withdraw: loadScript('election-withdraw'),
 };
 
 /** Entries kept in an election's change log; an observer further behind than this misses some. */
@@ -74,8 +75,16 @@ export class Term extends Lease {
   }
 }
 
-/** The election's keys: the leader hash (token, value, term fence), its fencing counter, the change log. */
-export const electionLayout = layout({ leader: 'election', fence: 'election:fence', log: 'election:log' });
+/**
+ * The election's keys: the leader hash (token, value, term fence), its fencing counter, the change
+ * log, and the candidates waiting (for inspection: election-campaign.lua records them).
+ */
+export const electionLayout = layout({
+  leader: 'election',
+  fence: 'election:fence',
+  log: 'election:log',
+  candidates: 'election:candidates',
+});
 
 type ElectionKeys = ReturnType<typeof electionLayout.keys>;
 
@@ -86,11 +95,14 @@ export const resignCall = (k: ElectionKeys, stored: string): ScriptCall => ({
   args: [stored, LOG_LENGTH],
 });
 
-/** An election as inspection reads it: `{now, fence, token, value, term fence, pttl}`. */
+/**
+ * An election as inspection reads it: `{now, fence, token, value, term fence, pttl, candidates,
+ * {candidate, lapse, ...}}`.
+ */
 export const electionInspection: InspectionSpec<keyof ElectionKeys> = {
   script: loadScript('inspect-election'),
-  keys: ['leader', 'fence'],
-  state: ['leader', 'fence'],
+  keys: ['leader', 'fence', 'candidates'],
+  state: ['leader', 'fence', 'candidates'],
   parse(name, r) {
     const token = optionalText(r[2]);
     if (optionalText(r[1]) === undefined && token === undefined) return undefined;
@@ -98,7 +110,13 @@ export const electionInspection: InspectionSpec<keyof ElectionKeys> = {
     if (token !== undefined) {
       holders.push({ ...holder(token, num(r[5]), fence(r[4])), value: optionalText(r[3]) ?? '' });
     }
-    return { name, primitive: 'election', holders, waiters: undefined, lastFencingToken: fence(r[1]) };
+    const now = num(r[0]);
+    // Candidates have no line: listed in the order they began to wait.
+    const waiters = pairs(r[7])
+      .map(([value, lapse]) => waiter(value, lapse, now))
+      .sort((a, b) => (a.since ?? 0) - (b.since ?? 0));
+    const queued = num(r[6]) || 0;
+    return { name, primitive: 'election', holders, waiters, lastFencingToken: fence(r[1]), queued };
   },
 };
 
@@ -120,13 +138,27 @@ export class ElectionSpec implements Spec<ElectionKeys, string> {
     return electionLayout.keys(prefix, name);
   }
 
-  acquire(k: ElectionKeys, stored: string, ttl: number, value: string): ScriptCall {
+  acquire(k: ElectionKeys, stored: string, ttl: number, value: string, join: boolean): ScriptCall {
     return {
       script: scripts.campaign,
-      keys: [k.leader, k.fence, k.log],
-      args: [stored, value, ms(ttl), LOG_LENGTH],
+      keys: [k.leader, k.fence, k.log, k.candidates],
+      args: [stored, value, ms(ttl), LOG_LENGTH, join ? '1' : '0'],
     };
   }
+
+  /**
+   * A waiting candidate is recorded among the candidates (for inspection) under one stored value
+   * for its whole wait; its record lapses after the leader's TTL, so it needs no refresh beyond
+   * the attempts it makes anyway (`refresh: 'by-attempts'`), and it is withdrawn when it gives up.
+   */
+  readonly registers = {
+    refresh: 'by-attempts',
+    withdraw: (k: ElectionKeys, stored: string): ScriptCall => ({
+      script: scripts.withdraw,
+      keys: [k.candidates],
+      args: [stored],
+    }),
+  } as const;
 
   extend(k: ElectionKeys, stored: string, ttl: number): ScriptCall {
     return { script: scripts.extend, keys: [k.leader, k.log], args: [stored, ms(ttl)] };

@@ -27,7 +27,8 @@ export interface Holder {
 
 /**
  * One waiter that the primitive records in Redis: the fair lock's queue, a read-write lock's
- * waiting writers, and the waiters registered for a direct grant (mutex, semaphore, readers).
+ * waiting writers, the waiters registered for a direct grant (mutex, semaphore, readers), an
+ * election's candidates.
  */
 export interface Waiter {
   owner: string | undefined;
@@ -63,16 +64,19 @@ export interface Inspection {
   /** Who holds it now (empty when free). In quorum mode: the holders a majority of nodes agree on. */
   holders: Holder[];
   /**
-   * Who waits, in line order, where the primitive records waiters in Redis (fair lock, rwlock's
-   * waiting writers); undefined where waiters are only local to their processes (mutex,
-   * semaphore, election candidates).
+   * Who waits, in line order, where the primitive records waiters in Redis: the fair lock's
+   * queue, a read-write lock's waiting writers and readers, the mutex's and semaphore's waiters
+   * registered for a direct grant, an election's candidates (in the order they began to wait).
+   * Undefined where waiters are only local to their processes: the mutex and the semaphore where
+   * no waiter registers for a direct grant (quorum mode, the memory backend); a multiLock's
+   * waiters are not recorded either.
    */
   waiters: Waiter[] | undefined;
   /** The last fencing token issued for this name and primitive (0 when never). */
   lastFencingToken: bigint;
   /** semaphore: permits in use (may exceed the holders listed, which are capped by `limit`). */
   permitsInUse?: number;
-  /** fair lock: waiters in the queue (may exceed those listed). */
+  /** How many wait, where `waiters` is defined (may exceed those listed, which are capped). */
   queued?: number;
   /** Quorum mode: what each node says. */
   nodes?: NodeInspection[];
@@ -87,7 +91,10 @@ export interface InspectionSpec<R extends string> {
   readonly script: Script;
   /** The script's KEYS, by role, in order. */
   readonly keys: readonly R[];
-  /** The roles whose keys hold state worth listing (not release counters or turn keys). */
+  /**
+   * The roles whose keys hold state worth listing (not release counters or turn keys): SCAN finds
+   * names by them, and `top` and the dashboard read a name again when one changes (its waiters too).
+   */
   readonly state: readonly R[];
   /** The reply, `{now (server ms), ...}`, as an Inspection; undefined when nothing exists. */
   parse(name: string, reply: readonly unknown[]): Inspection | undefined;

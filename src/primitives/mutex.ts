@@ -45,7 +45,7 @@ export const mutexKeys = (prefix: string, name: string): MutexKeys => {
 export const mutexInspection: InspectionSpec<'lock' | 'fence' | 'waiters'> = {
   script: loadScript('inspect-mutex'),
   keys: ['lock', 'fence', 'waiters'],
-  state: ['lock', 'fence'],
+  state: ['lock', 'fence', 'waiters'],
   parse(name, r) {
     const value = optionalText(r[1]);
     if (value === undefined && optionalText(r[3]) === undefined) return undefined;

@@ -20,6 +20,8 @@ export interface PrimitiveEntry {
     readonly localWaiters?: string;
     /** Why an empty list of waiters may still leave someone waiting. */
     readonly unlisted?: string;
+    /** How its waiters are served, after their count; by default 'in line, first served first'. */
+    readonly served?: string;
     /** Its state in a few words; by default 'held' with a holder, else 'free'. */
     readonly state?: (inspection: Inspection) => string;
   };
@@ -97,7 +99,8 @@ export const REGISTRY: Readonly<Record<Primitive, PrimitiveEntry>> = {
     describe: {
       title: 'election',
       fencing: "last term's token issued",
-      localWaiters: 'candidates are not recorded in Redis (each campaigns from its own process)',
+      unlisted: 'a candidate is listed from its first attempt that finds a leader',
+      served: 'waiting, in the order they began; no line: the first to ask once the term ends wins',
       state: ({ holders }) => (holders.length > 0 ? 'a leader holds the term' : 'no leader'),
     },
   },

@@ -49,7 +49,7 @@ const rwKeys = rwLayout.keys;
 export const rwInspection: InspectionSpec<keyof RwKeys> = {
   script: loadScript('inspect-rwlock'),
   keys: ['writer', 'readers', 'waiting', 'fence', 'readQueue'],
-  state: ['writer', 'readers', 'waiting', 'fence'],
+  state: ['writer', 'readers', 'waiting', 'fence', 'readQueue'],
   parse(name, r) {
     const now = num(r[0]);
     const writer = optionalText(r[2]);

@@ -24,7 +24,7 @@ export const semaphoreLayout = layout({
 export const semaphoreInspection: InspectionSpec<'set' | 'fence' | 'released' | 'waiters'> = {
   script: loadScript('inspect-semaphore'),
   keys: ['set', 'fence', 'waiters'],
-  state: ['set', 'fence'],
+  state: ['set', 'fence', 'waiters'],
   parse(name, r) {
     const now = num(r[0]);
     const members = pairs(r[3]);

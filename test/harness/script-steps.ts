@@ -51,6 +51,8 @@ const rwWithdraw = ['rg:waiting', 'rg:writer', 'rg:readers', 'rg:fence', 'rg:gra
 const fairGranted = (token: string) => [...fair(token).map((k) => k.replace(/^fair/, 'fg')), 'fg:grants'];
 const fairGiven = ['fg', 'fg:queue', 'fg:deadlines', 'fg:fence', 'fg:grants'];
 const el = ['el', 'el:fence', 'el:log'];
+/** An election whose waiting candidates are recorded (election-campaign.lua's KEYS[4]). */
+const elc = [...el, 'el:candidates'];
 const granted = ['g', 'g:fence', 'g:waiters', 'g:grants'];
 /** A direct-grant record: channel, ttl, epoch (nobody listens on this channel, on either side). */
 const record = (epoch: number) => `ch\n${TTL}\n${epoch}`;
@@ -335,6 +337,26 @@ export const steps: Step[] = [
   s('election-observe', ['el', 'el:log'], '0-0', 2, 1000),
   c('PTTL', 'el:log'),
   s('election-observe', ['el', 'el:log'], '99999999999999-0', 2, 1000),
+  // election candidates: recorded when they will wait, removed when elected or withdrawn (k2's
+  // longer TTL keeps the members' order apart from a millisecond of rounding)
+  s('election-campaign', elc, 'k0', 'z', TTL, 1000, '1'),
+  s('election-campaign', elc, 'k1', 'a', TTL, 1000, '1'),
+  s('election-campaign', elc, 'k2', 'b', TTL * 2, 1000, '1'),
+  s('election-campaign', elc, 'k3', 'c', TTL, 1000, '0'),
+  s('election-campaign', elc, 'k3', 'c', 1000, 1000, '1'),
+  c('ZCARD', 'el:candidates'),
+  s('inspect-election', ['el', 'el:fence', 'el:candidates'], 10),
+  s('inspect-election', ['el', 'el:fence', 'el:candidates'], 1),
+  s('election-withdraw', ['el:candidates'], 'k3'),
+  c('ZRANGE', 'el:candidates', 0, -1),
+  c('DEL', 'el'),
+  s('election-campaign', elc, 'k2', 'b', TTL, 1000, '1'),
+  c('ZRANGE', 'el:candidates', 0, -1),
+  c('ZADD', 'el:candidates', 1, 'dead'),
+  s('inspect-election', ['el', 'el:fence', 'el:candidates'], 10),
+  s('election-resign', ['el', 'el:log'], 'k2', 1000),
+  s('election-campaign', elc, 'k4', 'd', TTL, 1000, '1'),
+  c('ZRANGE', 'el:candidates', 0, -1),
   // quorum fencing
   s('fence-raise', ['q', 'q:fence'], 'o', '42'),
   c('SET', 'q', 'o'),

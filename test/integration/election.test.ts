@@ -173,6 +173,33 @@ describe(`election (${mode})`, () => {
     );
   });
 
+  test('a waiting candidate sends nothing while the term runs: recording it costs no command', {
+    skip: tracking ? false : 'in polling mode a candidate asks again on a timer, by design',
+  }, async () => {
+    const prefix = uniquePrefix('el');
+    // The leader extends every 10 s (a third of its TTL): not within this test's window. The
+    // candidate's own TTL is short, which would make a registration refreshed every ttl / 3 (as the
+    // fair lock's) ask ten times a second.
+    const a = await instance(prefix, 30_000);
+    const b = await instance(prefix, 300);
+    const term = await a.election('quiet').campaign('node-a');
+    const evals = async () => {
+      const info = String(await command(redis.server.port, ['INFO', 'commandstats']));
+      return [...info.matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+    };
+    const candidate = b.election('quiet').campaign('node-b', { timeout: 5_000 });
+    while (counts(b).waiting === 0 || (await b.inspect('quiet'))?.waiters?.length !== 1) await sleep(5);
+    const before = await evals();
+    await sleep(1_000);
+    const sent = (await evals()) - before;
+    // Nothing changed in the window (no extension, no release), so no script ran in it.
+    assert.equal(sent, 0, `scripts run while nothing changed: ${sent}`);
+    await term.resign();
+    const next = await candidate;
+    assert.ok(next.fencingToken > term.fencingToken);
+    await next.resign();
+  });
+
   // Regression: election-extend.lua wrote the leader key after its last read, which disarmed
   // tracking, so after its first extension a leader never heard of a takeover (every server line).
   test('a leader hears of a deleted term at once, also after automatic extensions', async () => {

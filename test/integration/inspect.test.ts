@@ -219,6 +219,50 @@ describe(`inspection on one Redis (${mode})`, () => {
     await term.release();
   });
 
+  test("an election's candidates: listed while they wait, gone when elected or when they give up", async () => {
+    const prefix = uniquePrefix('in');
+    const lh = await instance(prefix, 3_000);
+    // Two candidates in two processes (instances): the waiters of one name in one process ask one
+    // at a time, so the second of one process is recorded only when its turn to ask comes.
+    const other = await instance(prefix, 3_000);
+    const third = await instance(prefix, 3_000);
+    const owners = async () => (await lh.inspect('scheduler'))?.waiters?.map((w) => w.owner);
+    const term = await lh.election('scheduler').campaign('node-a', { owner: 'leader' });
+    const before = Date.now();
+    const first = other.election('scheduler').campaign('node-b', { owner: 'patient' });
+    await waitFor(async () => (await owners())?.length === 1);
+    const ac = new AbortController();
+    const second = third
+      .election('scheduler')
+      .campaign('node-c', { owner: 'impatient', signal: ac.signal })
+      .catch((error: unknown) => error);
+    await waitFor(async () => (await owners())?.length === 2);
+    const state = await lh.inspect('scheduler');
+    assert.deepEqual(
+      state?.waiters?.map((w) => w.owner),
+      ['patient', 'impatient'],
+      'in the order they began to wait',
+    );
+    assert.equal(state?.queued, 2);
+    const [w] = state?.waiters ?? [];
+    assert.ok(
+      w?.since !== undefined && w.since >= before - 1 && w.since <= Date.now(),
+      'since: when it began',
+    );
+    // A record lapses its own TTL after the leader's term would end: only a dead candidate's does.
+    assert.ok((w?.deadlineIn ?? 0) > 3_000, `lapses after the term and a TTL (${w?.deadlineIn})`);
+    // Giving up withdraws the record at once (not when it lapses).
+    ac.abort();
+    assert.ok((await second) instanceof Error);
+    await waitFor(async () => (await owners())?.join() === 'patient');
+    // Elected: no longer a candidate.
+    await term.resign();
+    const next = await first;
+    await waitFor(async () => (await owners())?.length === 0);
+    assert.equal((await lh.inspect('scheduler'))?.holders[0]?.owner, 'patient');
+    await next.resign();
+  });
+
   test('list(): SCAN under a name prefix, by primitive, bounded by limit', async () => {
     const prefix = uniquePrefix('in');
     const lh = await instance(prefix, 3_000);
