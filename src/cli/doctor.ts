@@ -4,6 +4,15 @@ import { redact } from '../base/redact.ts';
 import type { Driver, TrackingProof } from '../driver/types.ts';
 import { connection, connectionHelp, connectionOptions, openDriver, printJson } from './common.ts';
 import { DOCS, EXIT } from './exit.ts';
+import {
+  classifyService,
+  engineOf,
+  type ModeFacts,
+  modeLine,
+  parseInfo,
+  type ServiceClass,
+  serviceNotes,
+} from './service-class.ts';
 import { oneRedisOnly } from './targets.ts';
 import { formatMs } from './values.ts';
 
@@ -11,8 +20,10 @@ export const doctorHelp = `Usage: leasehold doctor [options]
 
 Checks what leasehold gets from a Redis (or Valkey) server, the way Leasehold.connect() does:
 runs the notification canary (a script reads a key, another connection deletes it, the
-invalidation push must arrive), and reports the server version, the tracking rule the server
-follows, the notification mode an instance would run in, and the round-trip time.
+invalidation push must arrive), and reports the server version, the managed service it detects
+(from the host name, INFO and the errors met; one it cannot tell from a server of your own is
+said to be one), the tracking rule the server follows, the mode an instance would run in there,
+what the service's documentation says that matters to leasehold, and the round-trip time.
 
 Exit status: 0 when notifications are proven (instances run in tracking mode), 78 when they
 are not (instances with notifications: 'auto' poll; 'tracking' would refuse to connect),
@@ -33,11 +44,17 @@ export interface DoctorReport {
   url: string;
   driver: string;
   server: string;
+  /** The service detected (docs/compatibility.md, "Managed services and other servers"). */
+  service: ServiceClass;
   roundTripMs: number;
   notifications: 'tracking' | 'polling';
   trackingRule: keyof typeof RULES | null;
   canaryMs: number | null;
   reason: string | null;
+  /** What an instance would run in there: notification mode, how pushes travel, scripts, grants. */
+  mode: string;
+  /** What the service's documentation says that matters here, one line each. */
+  notes: string[];
 }
 
 export async function doctor(argv: string[]): Promise<number> {
@@ -69,22 +86,44 @@ async function examine(driver: Driver, url: string, driverName: string): Promise
   }
   times.sort((a, b) => a - b);
   const proof: TrackingProof | undefined = driver.proof;
+  const reason = proof?.reason?.message ?? (proof === undefined ? 'no canary ran' : null);
+  const facts: ModeFacts = {
+    driver: driverName,
+    notifications: proof?.ok === true ? 'tracking' : 'polling',
+    trackingRule: proof?.rule ?? null,
+    reason,
+  };
+  const service = classifyService({ host: hostOf(url), info, errors: reason === null ? [] : [reason] });
+  const engine = engineOf(info);
   return {
     url: redact(url),
     driver: driverName,
-    server: serverName(info),
+    server: `${engine.product} ${engine.version}`,
+    service,
     roundTripMs: round(times[2] ?? 0),
-    notifications: proof?.ok === true ? 'tracking' : 'polling',
-    trackingRule: proof?.rule ?? null,
+    notifications: facts.notifications,
+    trackingRule: facts.trackingRule,
     canaryMs: proof?.ms === undefined ? null : round(proof.ms),
-    reason: proof?.reason?.message ?? (proof === undefined ? 'no canary ran' : null),
+    reason,
+    mode: modeLine(facts),
+    notes: serviceNotes(service, info, facts),
   };
+}
+
+/** The host of the URL connected to ('' when it does not parse: the service then comes from INFO alone). */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return '';
+  }
 }
 
 function describe(r: DoctorReport): string {
   const lines = [
     `leasehold doctor: ${r.url}`,
     `  server         ${r.server}`,
+    `  service        ${r.service.name} (${r.service.detectedBy})`,
     `  driver         ${r.driver}`,
     `  round trip     ${fine(r.roundTripMs)} (median of 5 PINGs)`,
     r.trackingRule === null
@@ -93,24 +132,10 @@ function describe(r: DoctorReport): string {
     r.notifications === 'tracking'
       ? `  notifications  tracking: the canary's push arrived ${fine(r.canaryMs ?? 0)} after its script; holders and waiters hear of changes at once`
       : `  notifications  polling: ${r.reason}. Instances with notifications: 'auto' poll every retryDelay; 'tracking' refuses to connect (${DOCS}/compatibility.md)`,
+    `  mode           ${r.mode}`,
+    ...r.notes.map((note) => `  note           ${note}`),
   ];
   return `${lines.join('\n')}\n`;
-}
-
-function parseInfo(text: string): Record<string, string> {
-  const fields: Record<string, string> = {};
-  for (const line of text.split(/\r?\n/)) {
-    const at = line.indexOf(':');
-    if (at > 0) fields[line.slice(0, at)] = line.slice(at + 1);
-  }
-  return fields;
-}
-
-/** Valkey reports `valkey_version` (and a compatible `redis_version`); Redis only the latter. */
-function serverName(info: Record<string, string>): string {
-  if (info['valkey_version'] !== undefined) return `Valkey ${info['valkey_version']}`;
-  const name = info['server_name'] ?? 'redis';
-  return `${name.charAt(0).toUpperCase()}${name.slice(1)} ${info['redis_version'] ?? '(version unknown)'}`;
 }
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;

@@ -36,6 +36,18 @@ describe(`leasehold doctor (${mode})`, {
     assert.equal(report['trackingRule'], newer ? 'read-keys' : 'declared-keys');
     assert.equal(typeof report['roundTripMs'], 'number');
     assert.equal(report['reason'], null);
+    // Issue 23 item 7: a local server is named for what it is, and not taken for a managed service.
+    const service = report['service'] as Record<string, unknown>;
+    assert.equal(service['id'], product === 'Valkey' ? 'valkey' : 'redis');
+    assert.equal(service['managed'], false);
+    assert.match(String(service['name']), new RegExp(`^self-hosted ${product}, or a managed service`));
+    const via =
+      testDriver === 'node-redis' ? 'on the command connection' : 'redirected to a RESP2 subscriber';
+    assert.match(
+      String(report['mode']),
+      new RegExp(`^tracking, ${report['trackingRule']} rule, pushes ${via}`),
+    );
+    assert.deepEqual(report['notes'], []);
   });
 
   test('a user denied CLIENT TRACKING: polling, the reason, exit 78; the password is not printed', async () => {
@@ -44,5 +56,6 @@ describe(`leasehold doctor (${mode})`, {
     assert.equal(report['notifications'], 'polling');
     assert.match(String(report['reason']), /CLIENT TRACKING refused: NOPERM/);
     assert.doesNotMatch(String(report['url']), /secret/);
+    assert.match(String(report['mode']), /^polling \(waiters retry every retryDelay/);
   });
 });
