@@ -2,6 +2,10 @@
 // fenced workers, plays the scenario's fault through its FaultContext, stops everything, then hands
 // what the workers and the resource saw to the checker.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fairLayout } from '../../src/primitives/fair.ts';
+import { mutexLayout } from '../../src/primitives/mutex.ts';
+import { rwLayout } from '../../src/primitives/rwlock.ts';
+import { semaphoreLayout } from '../../src/primitives/semaphore.ts';
 import { FakeClock } from '../harness/fake-clock.ts';
 import { hostNow } from '../harness/host-clock.ts';
 import { FaultProxy } from '../harness/proxy.ts';
@@ -10,7 +14,7 @@ import { command } from '../harness/resp.ts';
 import { Worker } from '../harness/worker.ts';
 import { check, type Pause, type WorkerEvent } from './checker.ts';
 import type { Mode } from './modes.ts';
-import type { FaultContext, FaultWorker, RunOptions, RunResult, Scenario } from './types.ts';
+import type { FaultContext, FaultPrimitive, FaultWorker, RunOptions, RunResult, Scenario } from './types.ts';
 import { WALL_CLOCK_NOTE_MS, watchWallClock } from './wall-clock.ts';
 import type { WorkerConfig } from './workers/fenced-worker.ts';
 
@@ -26,8 +30,9 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
   const started = hostNow();
   const wallClock = watchWallClock();
   const { ttl, rounds, resource } = options;
+  const primitive = options.primitive ?? 'mutex';
   runCounter += 1;
-  const tag = `${scenario.id}-${mode.name}-${process.pid}-${runCounter}`;
+  const tag = `${scenario.id}-${mode.name}-${primitive}-${process.pid}-${runCounter}`;
   const clock = scenario.serverClock ? FakeClock.create() : undefined;
   if (scenario.serverClock && clock === undefined) throw new Error(FakeClock.unavailable);
   const lock = await mode.start(clock?.env);
@@ -66,6 +71,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
         writes: WRITES,
         gap: Math.round(ttl / 5),
         work: Math.round(ttl / 10),
+        primitive,
       };
       const skew = scenario.skew?.(i);
       const env: NodeJS.ProcessEnv = { ...process.env };
@@ -111,8 +117,10 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
       ttl,
       servers: lock.servers,
       workers,
-      lockKey: `${prefix}:{resource}`,
-      ...(lock.failover === undefined ? {} : { failover: () => lock.failover!(`${prefix}:{resource}`) }),
+      lockKey: lockKeyOf(prefix, primitive),
+      ...(lock.failover === undefined
+        ? {}
+        : { failover: () => lock.failover!(lockKeyOf(prefix, primitive)) }),
       holder: async (held = ttl / 4) => {
         const deadline = hostNow() + 20 * ttl + 10_000;
         for (;;) {
@@ -246,10 +254,22 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
     ...result,
     scenario: scenario.id,
     mode: mode.name,
+    primitive,
     ttl,
     notes,
     seconds: (hostNow() - started) / 1_000,
   };
+}
+
+/** The key that says who holds `primitive` of the workers' name ('resource'). */
+function lockKeyOf(prefix: string, primitive: FaultPrimitive): string {
+  const keys = {
+    mutex: () => mutexLayout.keys(prefix, 'resource').lock,
+    semaphore: () => semaphoreLayout.keys(prefix, 'resource').set,
+    write: () => rwLayout.keys(prefix, 'resource').writer,
+    fair: () => fairLayout.keys(prefix, 'resource').lock,
+  };
+  return keys[primitive]();
 }
 
 /** Feeds every message of a worker to `onEvent` until it exits. */

@@ -9,6 +9,10 @@ export type Row =
 
 const ms = (value: number): string => value.toFixed(1);
 
+/** The mode column: the mode, and the primitive when the workers contended for other than a mutex. */
+const where = (mode: ModeName, result: RunResult): string =>
+  result.primitive === 'mutex' ? mode : `${mode} (${result.primitive})`;
+
 /** docs/safety.md: the matrix, the definitions, and DESIGN.md section 5 with the measured numbers. */
 export function renderReport(
   rows: readonly Row[],
@@ -74,7 +78,7 @@ export function renderReport(
       : `**${unexpected.length} run(s) broke a check:** ${unexpected
           .map(
             (row) =>
-              `${row.scenario.id} x ${row.mode} (${[...row.violations, ...clockNotes(row.result)].join('; ')})`,
+              `${row.scenario.id} x ${where(row.mode, row.result)} (${[...row.violations, ...clockNotes(row.result)].join('; ')})`,
           )
           .join(', ')}.`,
     '',
@@ -100,7 +104,7 @@ export function renderReport(
             ? 'expected token regression, fenced'
             : 'pass';
     lines.push(
-      `| ${title} | ${row.mode} | ${r.criticalSections} | ${r.overlaps.length} | ${r.staleRejected} | ` +
+      `| ${title} | ${where(row.mode, r)} | ${r.criticalSections} | ${r.overlaps.length} | ${r.staleRejected} | ` +
         `${r.staleAccepted} | ${r.lateAccepted} | ${r.fenceRegressions} | ${r.lapses} (${r.deadOnArrival}) | ${ms(r.worstLag)} | ${verdict} |`,
     );
   }
@@ -121,7 +125,7 @@ export function renderReport(
       ...callRows.map(({ scenario, mode, result: r }) => {
         const limit = scenario.commandTimeout?.(r.ttl);
         return (
-          `| ${scenario.id} | ${mode} | ${limit ?? '-'} | ${ms(r.worstRelease)} | ${r.unsettledReleases} | ` +
+          `| ${scenario.id} | ${where(mode, r)} | ${limit ?? '-'} | ${ms(r.worstRelease)} | ${r.unsettledReleases} | ` +
           `${ms(r.worstClose)} | ${r.healGaps.map(ms).join(', ') || '-'} |`
         );
       }),
@@ -161,7 +165,11 @@ export function renderReport(
     '',
     '`npm run safety` (test/fault/run.ts; `--short` is the version `npm test` runs) starts, per scenario',
     'and mode, fresh lock servers, a TCP fault proxy per worker and lock server, and 3 worker processes (2 in `--short`)',
-    '(test/fault/workers/fenced-worker.ts). Each worker loops: acquire, 8 fenced writes spaced TTL/5',
+    '(test/fault/workers/fenced-worker.ts). The workers contend for a mutex; the scenarios that exercise a',
+    "direct grant's way to a waiter and the give-backs of unanswered calls (partition, holder-sigstop,",
+    'redis-sigstop, restart-empty, blackhole-heal) run again in single mode for a semaphore of one permit',
+    "(`single (semaphore)`), a read-write lock's write side (`single (write)`) and a fair lock",
+    '(`single (fair)`). Each worker loops: acquire, 8 fenced writes spaced TTL/5',
     'apart, each preceded by a check of `lease.signal` and TTL/10 of work that does not look at the signal,',
     'release. The protected resource is a key on a separate redis-server that accepts a write only when',
     'its fencing token is >= the highest it accepted (strictly greater for a new holder) and logs every',

@@ -2,7 +2,12 @@
 // each run with the safety checker and writes docs/safety.md.
 //
 //   node --import tsx test/fault/run.ts [--short] [--only id,id] [--modes single,quorum] [--out file]
-//     [--rounds n] [--repeat n] [--load]
+//     [--rounds n] [--repeat n] [--load] [--primitives mutex,semaphore,write,fair]
+//
+// Every scenario runs with the workers contending for a mutex; the scenarios of PRIMITIVE_SCENARIOS
+// run again, in single mode, for a semaphore of one permit, a read-write lock's write side and a fair
+// lock (their waiters are granted directly too). --primitives runs only those, for every selected
+// scenario (the others in single mode).
 //
 // --short uses a 400 ms TTL, 2 workers and one round per scenario (what the test suite runs); the default is
 // a 1 s TTL and 3 rounds; --rounds overrides either. --repeat runs the selection n times and ends with a
@@ -17,8 +22,8 @@ import { runScenario } from './engine.ts';
 import { MODES, pendingReason } from './modes.ts';
 import { callsLine, type Row, renderReport } from './report.ts';
 import { FencedResource } from './resource.ts';
-import { SCENARIOS } from './scenarios.ts';
-import type { ModeName, RunResult } from './types.ts';
+import { PRIMITIVE_SCENARIOS, SCENARIOS } from './scenarios.ts';
+import type { FaultPrimitive, ModeName, RunResult } from './types.ts';
 import { violations } from './verdict.ts';
 
 const { values } = parseArgs({
@@ -30,8 +35,19 @@ const { values } = parseArgs({
     rounds: { type: 'string' },
     repeat: { type: 'string', default: '1' },
     load: { type: 'boolean', default: false },
+    primitives: { type: 'string' },
   },
 });
+const PRIMITIVES: readonly FaultPrimitive[] = ['mutex', 'semaphore', 'write', 'fair'];
+const chosen = values.primitives?.split(',') as FaultPrimitive[] | undefined;
+for (const p of chosen ?? [])
+  if (!PRIMITIVES.includes(p)) throw new TypeError(`--primitives: unknown primitive ${JSON.stringify(p)}`);
+/** The primitives a scenario runs with in a mode. */
+const primitivesFor = (id: string, mode: ModeName): readonly FaultPrimitive[] => {
+  const others = mode === 'single' ? PRIMITIVES.slice(1) : [];
+  if (chosen !== undefined) return chosen.filter((p) => p === 'mutex' || others.includes(p));
+  return PRIMITIVE_SCENARIOS.includes(id) ? ['mutex', ...others] : ['mutex'];
+};
 const ttl = values.short ? 400 : 1_000;
 const rounds = values.rounds === undefined ? (values.short ? 1 : 3) : Number(values.rounds);
 const repeat = Number(values.repeat);
@@ -69,35 +85,38 @@ try {
           console.log(`${scenario.id} x ${name}: pending (${pending})`);
           continue;
         }
-        let result: RunResult;
-        try {
-          result = await runScenario(scenario, mode, { ttl, rounds, workers, resource });
-        } catch (error) {
-          failed = true;
-          console.log(`${scenario.id} x ${name}: runner failed: ${String(error)}`);
-          continue;
+        for (const primitive of primitivesFor(scenario.id, name)) {
+          const label = primitive === 'mutex' ? name : `${name} (${primitive})`;
+          let result: RunResult;
+          try {
+            result = await runScenario(scenario, mode, { ttl, rounds, workers, resource, primitive });
+          } catch (error) {
+            failed = true;
+            console.log(`${scenario.id} x ${label}: runner failed: ${String(error)}`);
+            continue;
+          }
+          const broken = violations(result, scenario);
+          if (broken.length > 0) {
+            failed = true;
+            broke.push(`run ${run}: ${scenario.id} x ${label}: ${broken.join('; ')}`);
+          }
+          if (repeat === 1) rows.push({ scenario, mode: name, result, violations: broken });
+          console.log(
+            `${repeat > 1 ? `[${run}/${repeat}] ` : ''}${scenario.id} x ${label}: ${result.criticalSections} sections, ${result.overlaps.length} overlaps, ` +
+              `${result.staleRejected} stale rejected, ${result.staleAccepted} stale accepted, worst lag ` +
+              `${result.worstLag.toFixed(1)} ms, ${result.seconds.toFixed(1)} s` +
+              (broken.length > 0 ? `\n  VIOLATIONS: ${broken.join('; ')}` : ''),
+          );
+          if (scenario.commandTimeout !== undefined || scenario.freeAfterHeal !== undefined) {
+            console.log(`  calls: ${callsLine(result)}`);
+          }
+          for (const detail of result.lapseDetails.slice(-3)) console.log(`  lapse: ${detail}`);
+          for (const o of result.overlaps) console.log(`  overlap ${o.ms.toFixed(1)} ms: ${o.cause}`);
+          const shown = /^the wall clock|^wall clock|stopped trusting|did not stop|^stalled/;
+          for (const note of result.notes.filter((n) => shown.test(n))) console.log(`  note: ${note}`);
+          if (Object.keys(result.abortReasons).length > 0)
+            console.log(`  aborts: ${JSON.stringify(result.abortReasons)}`);
         }
-        const broken = violations(result, scenario);
-        if (broken.length > 0) {
-          failed = true;
-          broke.push(`run ${run}: ${scenario.id} x ${name}: ${broken.join('; ')}`);
-        }
-        if (repeat === 1) rows.push({ scenario, mode: name, result, violations: broken });
-        console.log(
-          `${repeat > 1 ? `[${run}/${repeat}] ` : ''}${scenario.id} x ${name}: ${result.criticalSections} sections, ${result.overlaps.length} overlaps, ` +
-            `${result.staleRejected} stale rejected, ${result.staleAccepted} stale accepted, worst lag ` +
-            `${result.worstLag.toFixed(1)} ms, ${result.seconds.toFixed(1)} s` +
-            (broken.length > 0 ? `\n  VIOLATIONS: ${broken.join('; ')}` : ''),
-        );
-        if (scenario.commandTimeout !== undefined || scenario.freeAfterHeal !== undefined) {
-          console.log(`  calls: ${callsLine(result)}`);
-        }
-        for (const detail of result.lapseDetails.slice(-3)) console.log(`  lapse: ${detail}`);
-        for (const o of result.overlaps) console.log(`  overlap ${o.ms.toFixed(1)} ms: ${o.cause}`);
-        const shown = /^the wall clock|^wall clock|stopped trusting|did not stop|^stalled/;
-        for (const note of result.notes.filter((n) => shown.test(n))) console.log(`  note: ${note}`);
-        if (Object.keys(result.abortReasons).length > 0)
-          console.log(`  aborts: ${JSON.stringify(result.abortReasons)}`);
       }
     }
 } finally {
@@ -110,7 +129,7 @@ if (repeat > 1) {
   );
   for (const line of broke) console.log(`  ${line}`);
 }
-const complete = only === undefined && values.modes === undefined && repeat === 1;
+const complete = only === undefined && values.modes === undefined && chosen === undefined && repeat === 1;
 const out = values.out ?? (complete ? 'docs/safety.md' : undefined);
 if (out !== undefined) {
   const previous = existsSync(out) ? readFileSync(out, 'utf8') : '';

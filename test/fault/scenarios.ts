@@ -360,6 +360,20 @@ export const SCENARIOS: readonly MatrixScenario[] = [
   },
 ];
 
+/**
+ * The scenarios the full run repeats, in single mode, for each primitive other than the mutex
+ * (FaultPrimitive): the faults that exercise a direct grant's way to a waiter and the give-backs of
+ * unanswered calls: a holder cut off or paused (its waiters granted after its TTL), Redis stalled
+ * (replies late) or restarted empty, a black hole that heals (the name freed at once).
+ */
+export const PRIMITIVE_SCENARIOS: readonly string[] = [
+  'partition',
+  'holder-sigstop',
+  'redis-sigstop',
+  'restart-empty',
+  'blackhole-heal',
+];
+
 export const scenario = (id: string): MatrixScenario => {
   const found = SCENARIOS.find((s) => s.id === id);
   if (found === undefined) throw new Error(`no scenario ${id}`);

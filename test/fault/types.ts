@@ -9,6 +9,13 @@ import type { FencedResource } from './resource.ts';
 
 export type ModeName = 'single' | 'quorum' | 'cluster';
 
+/**
+ * What the workers contend for: a mutex, or another exclusive primitive whose waiters are granted
+ * the lock directly on a release (a semaphore of one permit, a read-write lock's write side, a fair
+ * lock). The checker is the same: one holder at a time, fencing tokens accepted in order.
+ */
+export type FaultPrimitive = 'mutex' | 'semaphore' | 'write' | 'fair';
+
 /** One worker process with its own proxy to every lock server (so faults can single it out). */
 export interface FaultWorker {
   id: string;
@@ -94,11 +101,14 @@ export interface RunOptions {
   rounds: number;
   workers?: number;
   resource: FencedResource;
+  /** Default 'mutex'. */
+  primitive?: FaultPrimitive;
 }
 
 export interface RunResult extends CheckResult {
   scenario: string;
   mode: ModeName;
+  primitive: FaultPrimitive;
   /** The TTL the workers ran with. */
   ttl: number;
   notes: string[];

@@ -18,6 +18,7 @@ import { hostNow } from '../../harness/host-clock.ts';
 import { skewFromEnv } from '../../harness/skew-clock.ts';
 import { parentChannel } from '../../harness/worker.ts';
 import { fencedWrite } from '../resource.ts';
+import type { FaultPrimitive } from '../types.ts';
 
 export interface WorkerConfig {
   id: string;
@@ -33,6 +34,8 @@ export interface WorkerConfig {
   gap: number;
   /** Work between checking the signal and writing, which does not look at the signal. */
   work: number;
+  /** What the workers contend for (default 'mutex'). */
+  primitive?: FaultPrimitive;
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
@@ -131,11 +134,25 @@ async function criticalSection(lease: Lease): Promise<void> {
   ends.delete(token);
 }
 
+/** One exclusive lease of the configured primitive. */
+function take(options: { timeout: number; signal: AbortSignal }): Promise<Lease> {
+  switch (config.primitive ?? 'mutex') {
+    case 'mutex':
+      return lh.acquire(config.name, options);
+    case 'semaphore':
+      return lh.semaphore(config.name, { limit: 1 }).acquire(options);
+    case 'write':
+      return lh.readWriteLock(config.name).write(options);
+    case 'fair':
+      return lh.fairLock(config.name).acquire(options);
+  }
+}
+
 send({ type: 'ready', pid: process.pid });
 while (!stopping.signal.aborted) {
   let lease: Lease;
   try {
-    lease = await lh.acquire(config.name, { timeout: config.ttl * 4, signal: stopping.signal });
+    lease = await take({ timeout: config.ttl * 4, signal: stopping.signal });
   } catch (error) {
     if (stopping.signal.aborted) break;
     // Timeouts and "Redis did not answer" are expected under faults; anything else is reported.
