@@ -154,9 +154,11 @@ function describeEntry(e: StatusEntry): string[] {
     lines.push(`  waiters  none${describe.unlisted === undefined ? '' : ` (${describe.unlisted})`}`);
   else {
     const total = e.queued ?? e.waiters.length;
-    lines.push(
-      `  waiters  ${total} ${describe.served ?? 'in line, first served first'}${total > e.waiters.length ? ` (${e.waiters.length} listed)` : ''}`,
-    );
+    const listed = total > e.waiters.length ? ` (${e.waiters.length} listed)` : '';
+    const multi = e.waiters.some((w) => w.role === 'multiLock')
+      ? '; multiLock waiters, listed last, take it once every name they want is free'
+      : '';
+    lines.push(`  waiters  ${total} ${describe.served ?? 'in line, first served first'}${listed}${multi}`);
     e.waiters.forEach((w, i) => {
       lines.push(`    ${i + 1}.     ${waiterLine(w)}`);
     });

@@ -23,7 +23,7 @@ const scripts = {
   proclaim: loadScript('election-proclaim'),
   resign: loadScript('election-resign'),
   observe: loadScript('election-observe'),
-  withdraw: loadScript('election-withdraw'),
+  withdraw: loadScript('forget-waiter'),
 };
 
 /** Entries kept in an election's change log; an observer further behind than this misses some. */

@@ -41,7 +41,11 @@ export interface Waiter {
    * the first grant that finds nobody listening.
    */
   deadlineIn: number;
-  role?: 'reader' | 'writer';
+  /**
+   * rwlock: whether it waits to read or to write. mutex: 'multiLock' for a multiLock that wants
+   * this name among others (recorded on each of its names; the same `token` on each).
+   */
+  role?: 'reader' | 'writer' | 'multiLock';
 }
 
 /** What one node says about a name (quorum mode has one per node). */

@@ -13,11 +13,15 @@ import {
   extendCall,
   type MutexKeys,
   mutexKeys,
+  mutexLayout,
   releaseCall,
   restoreCall,
 } from './mutex.ts';
 
 const multiAcquire = loadScript('multi-acquire');
+const forgetWaiter = loadScript('forget-waiter');
+/** What a name's set of multiLock waiters adds to its lock key. */
+const MULTI_TAIL = mutexLayout.tail('multi');
 
 /**
  * The lease of a multiLock: every name at once. `fencingTokens` has one token per name, drawn
@@ -48,6 +52,8 @@ export interface Plan {
   entries: readonly MutexKeys[];
   /** One script can take every key (one node, one Cluster slot): multi-acquire.lua. */
   oneScript: boolean;
+  /** Each name's set of multiLock waiters, in the entries' order (recorded by multi-acquire.lua). */
+  waiters: readonly string[];
   /** The local wait queue's key. */
   queue: string;
 }
@@ -66,12 +72,12 @@ export interface Plan {
 export const multiSpec: Spec<Plan, Plan> = {
   operation: 'multiLock acquire',
   keys: (_prefix, _name, plan) => plan,
-  acquire: (plan, stored, ttl) =>
+  acquire: (plan, stored, ttl, _request, join) =>
     plan.oneScript
       ? {
           script: multiAcquire,
-          keys: plan.entries.flatMap((keys) => [keys.lock, keys.fence]),
-          args: [stored, ms(ttl)],
+          keys: [...plan.entries.flatMap((keys) => [keys.lock, keys.fence]), ...(join ? plan.waiters : [])],
+          args: join ? [stored, ms(ttl), '1'] : [stored, ms(ttl)],
         }
       : { steps: plan.entries.map((keys) => lockOp(keys, stored, ttl)) },
   parse: (reply, plan): Grant => {
@@ -107,6 +113,21 @@ export const multiSpec: Spec<Plan, Plan> = {
   make: (init, grant) => new MultiLease(init, init.detail as Plan, grant.fences ?? []),
 };
 
+/**
+ * The multiLock taken by one script, whose waiters are recorded on each of their names for
+ * inspection (multi-acquire.lua): one stored value for the whole wait, no refresh beyond the
+ * attempts it makes anyway (a record lapses only after the blocking holder's TTL), withdrawn from
+ * every name when it gives up. Taken in steps (Cluster slots, a quorum), waiters are not recorded.
+ * @internal
+ */
+export const multiOneScriptSpec: Spec<Plan, Plan> = {
+  ...multiSpec,
+  registers: {
+    refresh: 'by-attempts',
+    withdraw: (plan, stored) => ({ script: forgetWaiter, keys: [...plan.waiters], args: [stored] }),
+  },
+};
+
 /** One name taken in order: the mutex's own acquire, quorum confirm included. */
 function lockOp(keys: MutexKeys, stored: string, ttl: number): AcquireOp {
   return {
@@ -134,6 +155,7 @@ export class MultiLock extends Handle {
   /** The names, in the order given. */
   readonly names: readonly string[];
   readonly #plan: Plan;
+  readonly #spec: Spec<Plan, Plan>;
 
   /** @internal Use `lh.multiLock(names)`. */
   constructor(engine: Engine, names: readonly string[], defaults: { ttl: number }) {
@@ -143,11 +165,14 @@ export class MultiLock extends Handle {
       .map((name) => mutexKeys(engine.prefix, name))
       .sort((a, b) => (a.lock < b.lock ? -1 : a.lock > b.lock ? 1 : 0));
     const locks = entries.map((keys) => keys.lock);
+    const oneScript = engine.oneScript(multiSpec, locks);
+    this.#spec = oneScript ? multiOneScriptSpec : multiSpec;
     this.#plan = {
       names,
       name: names.join(','),
       entries,
-      oneScript: engine.oneScript(multiSpec, locks),
+      oneScript,
+      waiters: locks.map((lock) => lock + MULTI_TAIL),
       queue: `multi\n${locks.join('\n')}`,
     };
   }
@@ -157,11 +182,11 @@ export class MultiLock extends Handle {
    * after `timeout`, with `signal.reason` on abort, with ConnectionClosedError on close().
    */
   acquire(options?: AcquireOptions): Promise<MultiLease> {
-    return this.wait(multiSpec, this.#plan, options) as Promise<MultiLease>;
+    return this.wait(this.#spec, this.#plan, options) as Promise<MultiLease>;
   }
 
   /** One attempt: the lease, or undefined when any name is held by someone else. */
   async tryAcquire(options?: OnceOptions): Promise<MultiLease | undefined> {
-    return (await this.once(multiSpec, this.#plan, options, 'tryAcquire')) as MultiLease | undefined;
+    return (await this.once(this.#spec, this.#plan, options, 'tryAcquire')) as MultiLease | undefined;
   }
 }

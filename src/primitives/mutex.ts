@@ -6,14 +6,30 @@ import { type GrantTicket, ms, type Spec } from '../engine/spec.ts';
 import type { WaitSpec } from '../engine/waiting.ts';
 import type { Lease } from '../lease.ts';
 import { loadScript, scripts } from '../scripts/index.ts';
-import { fence, holder, type InspectionSpec, num, registered } from './inspection.ts';
+import {
+  fence,
+  holder,
+  type InspectionSpec,
+  num,
+  pairs,
+  registered,
+  type Waiter,
+  waiter,
+} from './inspection.ts';
 import { layout } from './layout.ts';
 
 /**
- * The mutex's keys: the lock (its holder's stored value, with a TTL), its fencing counter, and
- * the queue and records of waiters registered for a direct grant (scripts/includes/grant-next.lua).
+ * The mutex's keys: the lock (its holder's stored value, with a TTL), its fencing counter, the
+ * queue and records of waiters registered for a direct grant (scripts/includes/grant-next.lua),
+ * and the multiLocks waiting for it (recorded for inspection only: multi-acquire.lua).
  */
-export const mutexLayout = layout({ lock: '', fence: 'fence', waiters: 'waiters', grants: 'grants' });
+export const mutexLayout = layout({
+  lock: '',
+  fence: 'fence',
+  waiters: 'waiters',
+  grants: 'grants',
+  multi: 'multi',
+});
 
 /** The keys of one mutex (same hash tag). */
 export interface MutexKeys {
@@ -39,20 +55,28 @@ export const mutexKeys = (prefix: string, name: string): MutexKeys => {
 };
 
 /**
- * A mutex as inspection reads it: `{now, value, pttl, fence, queued, {waiter, ...}, queue pttl}`.
- * Waiters are those registered for a direct grant (from their second attempt: docs/inspection.md).
+ * A mutex as inspection reads it: `{now, value, pttl, fence, queued, {waiter, ...}, queue pttl,
+ * multi queued, {multiLock waiter, lapse, ...}}`. Waiters are those registered for a direct grant
+ * (from their second attempt: docs/inspection.md), then the multiLocks that want this name, in
+ * the order they began to wait.
  */
-export const mutexInspection: InspectionSpec<'lock' | 'fence' | 'waiters'> = {
+export const mutexInspection: InspectionSpec<'lock' | 'fence' | 'waiters' | 'multi'> = {
   script: loadScript('inspect-mutex'),
-  keys: ['lock', 'fence', 'waiters'],
-  state: ['lock', 'fence', 'waiters'],
+  keys: ['lock', 'fence', 'waiters', 'multi'],
+  state: ['lock', 'fence', 'waiters', 'multi'],
   parse(name, r) {
     const value = optionalText(r[1]);
-    if (value === undefined && optionalText(r[3]) === undefined) return undefined;
+    const multi = num(r[7]) || 0;
+    if (value === undefined && optionalText(r[3]) === undefined && multi === 0) return undefined;
     const last = fence(r[3]);
     const holders = value === undefined ? [] : [holder(value, num(r[2]), last)];
-    const waiters = registered(r[5], r[6]);
-    return { name, primitive: 'mutex', holders, waiters, lastFencingToken: last, queued: num(r[4]) || 0 };
+    const now = num(r[0]);
+    const multis = pairs(r[8])
+      .map(([value, lapse]): Waiter => ({ ...waiter(value, lapse, now), role: 'multiLock' }))
+      .sort((a, b) => (a.since ?? 0) - (b.since ?? 0));
+    const waiters = [...registered(r[5], r[6]), ...multis];
+    const queued = (num(r[4]) || 0) + multi;
+    return { name, primitive: 'mutex', holders, waiters, lastFencingToken: last, queued };
   },
 };
 

@@ -57,7 +57,7 @@ export const REGISTRY: Readonly<Record<Primitive, PrimitiveEntry>> = {
       title: 'mutex',
       fencing: 'last token issued',
       localWaiters: NOT_REGISTERED,
-      unlisted: REGISTERED,
+      unlisted: `${REGISTERED}; a multiLock waiter from its first attempt that finds one of its names held, where one script takes all its names (one Redis, one Cluster slot)`,
     },
   },
   semaphore: {

@@ -21,8 +21,8 @@
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local pttl = redis.call('PTTL', KEYS[1])
   if KEYS[4] and ARGV[5] == '1' then
---- @include "record-candidate"
-    recordCandidate(KEYS[4], ARGV[1], tonumber(ARGV[3]), pttl)
+--- @include "record-waiter"
+    recordWaiter(KEYS[4], ARGV[1], tonumber(ARGV[3]), pttl)
   end
   return {0, pttl}
 end

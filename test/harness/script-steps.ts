@@ -64,6 +64,8 @@ const semRecord = (epoch: number, permits: number) => `ch\n${TTL}\n${epoch}\n${p
 /** A permit's expiry far ahead, in server ms. */
 const FAR = 9_999_999_999_999;
 const multi = ['ma', 'ma:fence', 'mb', 'mb:fence', 'mc', 'mc:fence'];
+/** The same names with their multiLock waiter sets (multi-acquire.lua's KEYS[2n+i]). */
+const multiJoin = [...multi, 'ma:multi', 'mb:multi', 'mc:multi'];
 
 /** Turn-key prefixes are ARGV: `@` stands for the run's prefix. */
 export const steps: Step[] = [
@@ -139,6 +141,24 @@ export const steps: Step[] = [
   c('SET', 'mc:fence', '5000000000000000'),
   s('multi-acquire', multi, 'x4', TTL),
   c('PTTL', 'mb'),
+  // multiLock waiters: recorded on every name when they will wait (a longer TTL keeps w2's lapse
+  // apart from w1's), listed by inspection, forgotten on withdraw and on success
+  s('release', ['ma'], 'x4'),
+  s('release', ['mb'], 'x4'),
+  s('release', ['mc'], 'x4'),
+  s('acquire', ['mb', 'mb:fence'], 'x5', TTL),
+  s('multi-acquire', multiJoin, 'w1', TTL, '1'),
+  s('multi-acquire', multiJoin, 'w2', TTL * 2, '1'),
+  s('multi-acquire', multi, 'w3', TTL),
+  c('ZRANGE', 'mc:multi', 0, -1),
+  s('inspect-mutex', ['ma', 'ma:fence', 'ma:waiters', 'ma:multi'], 10),
+  s('inspect-mutex', ['mb', 'mb:fence', 'mb:waiters', 'mb:multi'], 1),
+  s('forget-waiter', ['ma:multi', 'mb:multi', 'mc:multi'], 'w2'),
+  c('ZRANGE', 'mb:multi', 0, -1),
+  s('release', ['mb'], 'x5'),
+  s('multi-acquire', multiJoin, 'w1', TTL, '1'),
+  c('ZRANGE', 'ma:multi', 0, -1),
+  c('EXISTS', 'mc:multi'),
   // semaphore
   s('semaphore-acquire', sem, 't1', 2, 3, TTL),
   s('semaphore-acquire', sem, 't2', 2, 3, TTL),
@@ -347,7 +367,7 @@ export const steps: Step[] = [
   c('ZCARD', 'el:candidates'),
   s('inspect-election', ['el', 'el:fence', 'el:candidates'], 10),
   s('inspect-election', ['el', 'el:fence', 'el:candidates'], 1),
-  s('election-withdraw', ['el:candidates'], 'k3'),
+  s('forget-waiter', ['el:candidates'], 'k3'),
   c('ZRANGE', 'el:candidates', 0, -1),
   c('DEL', 'el'),
   s('election-campaign', elc, 'k2', 'b', TTL, 1000, '1'),

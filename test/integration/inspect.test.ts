@@ -219,6 +219,56 @@ describe(`inspection on one Redis (${mode})`, () => {
     await term.release();
   });
 
+  test("a multiLock's waiters: listed on each of its names, gone when they get them or give up", async () => {
+    const prefix = uniquePrefix('in');
+    const lh = await instance(prefix, 3_000);
+    const other = await instance(prefix, 3_000);
+    const third = await instance(prefix, 3_000);
+    const multis = async (name: string) =>
+      (await lh.inspect(name, { primitive: 'mutex' }))?.waiters
+        ?.filter((w) => w.role === 'multiLock')
+        .map((w) => w.owner);
+    const held = await lh.acquire('account:2', { owner: 'holder' });
+    const before = Date.now();
+    const transfer = other.multiLock(['account:1', 'account:2']).acquire({ owner: 'transfer' });
+    // Recorded from its first attempt that finds a name held: on the free name too, which it wants.
+    await waitFor(async () => (await multis('account:1'))?.join() === 'transfer');
+    const ac = new AbortController();
+    const audit = third
+      .multiLock(['account:2', 'account:3'])
+      .acquire({ owner: 'audit', signal: ac.signal })
+      .catch((error: unknown) => error);
+    await waitFor(async () => (await multis('account:2'))?.length === 2);
+    const state = await lh.inspect('account:2', { primitive: 'mutex' });
+    assert.equal(state?.holders[0]?.owner, 'holder');
+    assert.deepEqual(
+      state?.waiters?.map((w) => [w.owner, w.role]),
+      [
+        ['transfer', 'multiLock'],
+        ['audit', 'multiLock'],
+      ],
+      'in the order they began to wait, after any mutex waiter',
+    );
+    assert.equal(state?.queued, 2);
+    const [w] = state?.waiters ?? [];
+    assert.ok(w?.since !== undefined && w.since >= before - 1 && w.since <= Date.now(), 'since');
+    // A record lapses a TTL after the holder's would: only a dead waiter's does.
+    assert.ok((w?.deadlineIn ?? 0) > 3_000, `lapses after the holder's TTL and its own (${w?.deadlineIn})`);
+    // A free name that only a multiLock waits for is live: list() shows it.
+    assert.ok((await lh.list()).some((i) => i.name === 'account:3' && i.waiters?.length === 1));
+    // Giving up forgets it on every name at once.
+    ac.abort();
+    assert.ok((await audit) instanceof Error);
+    await waitFor(async () => (await multis('account:2'))?.join() === 'transfer');
+    assert.equal(await lh.inspect('account:3', { primitive: 'mutex' }), undefined);
+    // Served: it holds both names and is no longer listed on either.
+    await held.release();
+    const both = await transfer;
+    assert.deepEqual(await multis('account:1'), []);
+    assert.deepEqual(await multis('account:2'), []);
+    await both.release();
+  });
+
   test("an election's candidates: listed while they wait, gone when elected or when they give up", async () => {
     const prefix = uniquePrefix('in');
     const lh = await instance(prefix, 3_000);
