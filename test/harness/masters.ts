@@ -1,9 +1,16 @@
+import { until } from './poll.ts';
 import { RedisServer, type RedisServerOptions } from './redis-server.ts';
+import { command } from './resp.ts';
 
 /** N independent redis-server processes, e.g. for quorum (Redlock-style) locks. */
 export interface Masters {
   readonly servers: readonly RedisServer[];
   readonly urls: readonly string[];
+  /**
+   * Waits until every server has `key`. A quorum acquisition resolves once a majority has its
+   * key; the last node's write may land later (under load, after a test's own DEL of it).
+   */
+  everyNodeHas(key: string): Promise<void>;
   /** Kills every server (by its own pid) and waits until all are gone. */
   stopAll(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -27,9 +34,20 @@ export async function startMasters(
     await stopAll();
     throw failure.reason;
   }
+  const everyNodeHas = async (key: string) => {
+    await until(
+      `${key} on every node`,
+      async () => {
+        for (const server of servers) if ((await command(server.port, ['EXISTS', key])) !== 1) return false;
+        return true;
+      },
+      { timeout: 5_000, interval: 5 },
+    );
+  };
   return {
     servers,
     urls: servers.map((server) => server.url),
+    everyNodeHas,
     stopAll,
     [Symbol.asyncDispose]: stopAll,
   };

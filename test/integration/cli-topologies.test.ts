@@ -113,6 +113,7 @@ describe(`the CLI on a quorum of masters (${mode})`, () => {
     const other = await lh.acquire('report', { owner: 'q-other' });
     // One node loses the key (restarted empty, or a hand's DEL): a majority still holds it.
     const [first] = masters.servers;
+    await masters.everyNodeHas(lockKey(prefix, 'payout'));
     await command(first!.port, ['DEL', lockKey(prefix, 'payout')]);
 
     const status = await cli(prefix, ['status', 'payout', ...flag]);

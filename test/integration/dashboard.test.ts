@@ -248,6 +248,7 @@ describe('leasehold dashboard in a browser', { skip }, () => {
       await lh.acquire('cron:purge', { owner: 'cron@ops-1' });
       await lh.multiLock(['account:1', 'account:2']).acquire({ owner: 'transfer-7' });
       // One node lost payouts:eu (restarted empty, say): a majority still holds it.
+      await masters.everyNodeHas(`${prefix}:{payouts:eu}`);
       await command(masters.servers[0]!.port, ['DEL', `${prefix}:{payouts:eu}`]);
       const { url, child, err } = await dashboard(prefix, [], ['--nodes', masters.urls.join(',')]);
       const { chromium: browserType } = await import('playwright-core');

@@ -472,6 +472,7 @@ describe(`inspection in quorum mode (${mode})`, () => {
       await waitFor(
         async () => (await lh.inspect('q:job'))?.nodes?.every((n) => n.holders.length === 1) === true,
       );
+      await masters.everyNodeHas(lockKey(prefix, 'q:job'));
       let state = await lh.inspect('q:job');
       assert.equal(state?.nodes?.length, 3);
       assert.equal(state?.holders.length, 1);
