@@ -3,7 +3,7 @@
 // product promises the same behaviour in each mode. `servers` runs the notification-sensitive
 // suites on every server line (scripts/servers.sh fetches them); LEASEHOLD_SERVER_LINES picks
 // some, e.g. `LEASEHOLD_SERVER_LINES=valkey-8.0,redis-8.0 node scripts/test.mjs servers`, and
-// LEASEHOLD_SERVER_DRIVERS the drivers (default: node-redis,ioredis), LEASEHOLD_SERVER_SUITES the
+// LEASEHOLD_SERVER_DRIVERS the drivers (default: node-redis,ioredis,glide; glide in polling mode), LEASEHOLD_SERVER_SUITES the
 // suites (default: integration,fault). LEASEHOLD_TEST_ENVS narrows
 // the other suites' matrix, e.g. `LEASEHOLD_TEST_ENVS=node-redis+tracking` (CI's second runtime).
 import { spawn, spawnSync } from 'node:child_process';
@@ -66,10 +66,15 @@ const RUN_TIMEOUT_MS = Number(process.env.LEASEHOLD_RUN_TIMEOUT_MS ?? 600_000);
 
 const tracked = (driver) => ({ LEASEHOLD_TEST_DRIVER: driver, LEASEHOLD_TEST_NOTIFICATIONS: 'tracking' });
 const polled = (driver) => ({ LEASEHOLD_TEST_DRIVER: driver, LEASEHOLD_TEST_NOTIFICATIONS: 'polling' });
+/**
+ * Polling mode runs on Valkey GLIDE, which only polls (docs/compatibility.md): the polling paths
+ * and the third client in one run. node-redis in polling mode differs from it only in its driver
+ * not arming tracking: `LEASEHOLD_TEST_ENVS=node-redis+polling` runs it.
+ */
 const matrix = {
   unit: [{}],
   package: [{}],
-  integration: [tracked('node-redis'), tracked('ioredis'), polled('node-redis')],
+  integration: [tracked('node-redis'), tracked('ioredis'), polled('glide')],
   fault: [tracked('node-redis')],
 };
 
@@ -83,8 +88,9 @@ const SERVER_SUITES = [
   {
     dir: 'integration',
     names:
-      /^(mutex|mutex-faults|mutex-processes|own-client|own-keys|quorum|cluster|key-majority|sentinel|semaphore|rwlock|fair|election|conformance-redis|redis-contract|script-tracking|memory-scripts|restart-empty|stalls|fence-expiry|key-lifetimes|events|notifications|doctor|release-race|extend-race|inspect|live-view|direct-grants)\.test\.ts$/,
-    envs: [tracked('node-redis'), tracked('ioredis')],
+      /^(mutex|mutex-faults|mutex-processes|own-client|own-keys|quorum|cluster|key-majority|sentinel|semaphore|rwlock|fair|election|conformance-redis|redis-contract|script-tracking|memory-scripts|restart-empty|stalls|fence-expiry|key-lifetimes|events|notifications|doctor|release-race|extend-race|inspect|live-view|direct-grants|glide)\.test\.ts$/,
+    // GLIDE only polls (docs/compatibility.md): its line runs in polling mode.
+    envs: [tracked('node-redis'), tracked('ioredis'), polled('glide')],
   },
   { dir: 'fault', names: /^safety\.test\.ts$/, envs: [tracked('node-redis')] },
 ];
@@ -119,7 +125,7 @@ function runs() {
     }
     if (suite !== 'servers') {
       const files = testFiles(join('test', suite));
-      const envs = files.length === 0 ? [] : (matrix[suite] ?? [{}]).filter(picked);
+      const envs = files.length === 0 ? [] : chosenEnvs(matrix[suite] ?? [{}]);
       for (const [i, env] of envs.entries()) {
         const mine = i === 0 ? files : files.filter((file) => !ONCE.test(basename(file)));
         out.push({ suite, files: mine, env });
@@ -131,7 +137,7 @@ function runs() {
     const dirs = (process.env.LEASEHOLD_SERVER_SUITES ?? 'integration,fault').split(',');
     for (const line of lines) {
       const binary = serverOf(line);
-      const drivers = (process.env.LEASEHOLD_SERVER_DRIVERS ?? 'node-redis,ioredis').split(',');
+      const drivers = (process.env.LEASEHOLD_SERVER_DRIVERS ?? 'node-redis,ioredis,glide').split(',');
       for (const { dir, names, envs } of SERVER_SUITES.filter((suite) => dirs.includes(suite.dir))) {
         const files = testFiles(join('test', dir)).filter((file) => names.test(basename(file)));
         for (const env of envs.filter((e) => drivers.includes(e.LEASEHOLD_TEST_DRIVER))) {
@@ -143,11 +149,18 @@ function runs() {
   return out;
 }
 
-/** Whether LEASEHOLD_TEST_ENVS (if set) names this environment, as `driver+notifications`. */
-function picked(env) {
+/**
+ * The environments LEASEHOLD_TEST_ENVS names (`driver+notifications`, any pair, in the matrix or
+ * not), or the suite's matrix; a suite without drivers (unit, package) keeps its own.
+ */
+function chosenEnvs(envs) {
   const names = process.env.LEASEHOLD_TEST_ENVS?.split(',').filter(Boolean);
-  if (names === undefined || names.length === 0 || env.LEASEHOLD_TEST_DRIVER === undefined) return true;
-  return names.includes(`${env.LEASEHOLD_TEST_DRIVER}+${env.LEASEHOLD_TEST_NOTIFICATIONS}`);
+  if (names === undefined || names.length === 0 || envs.every((e) => e.LEASEHOLD_TEST_DRIVER === undefined))
+    return envs;
+  return names.map((name) => {
+    const [driver, notifications = 'tracking'] = name.split('+');
+    return { LEASEHOLD_TEST_DRIVER: driver, LEASEHOLD_TEST_NOTIFICATIONS: notifications };
+  });
 }
 
 function testFiles(dir) {

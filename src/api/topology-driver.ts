@@ -3,7 +3,7 @@ import { defaultCanaryKey } from '../driver/canary.ts';
 import { ClusterDriver } from '../driver/cluster.ts';
 import { createNodeDriver } from '../driver/node-driver.ts';
 import { SentinelDriver } from '../driver/sentinel.ts';
-import { ioredisSubscribe, nodeRedisSubscribe } from '../driver/subscriber.ts';
+import { subscriberFor } from '../driver/subscriber.ts';
 import type { Driver, NodeDriverFactory } from '../driver/types.ts';
 import type { ValidConnectOptions } from '../options/index.ts';
 
@@ -18,7 +18,7 @@ export function topologyDriver(valid: ValidConnectOptions): Driver | undefined {
   }
   if (valid.sentinel !== undefined) {
     const { name, sentinels } = valid.sentinel;
-    const subscribe = valid.driver === 'node-redis' ? nodeRedisSubscribe : ioredisSubscribe(valid.driver);
+    const subscribe = subscriberFor(valid.driver);
     const canaryKey = defaultCanaryKey(prefix);
     return new SentinelDriver({ name, sentinels, tracking, factory, subscribe, durability, canaryKey });
   }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { redact } from '../base/redact.ts';
 import { createNodeDriver } from '../driver/node-driver.ts';
-import type { Driver, DriverHandlers, NodeDriverOptions } from '../driver/types.ts';
+import { type Driver, type DriverHandlers, type NodeDriverOptions, packageOf } from '../driver/types.ts';
 import { readOne } from '../inspect/read.ts';
 import {
   checkDriver,
@@ -41,7 +41,7 @@ export const connectionHelp = `Connection options:
   --redis <url>       Redis URL (default: $REDIS_URL, else redis://127.0.0.1:6379); rediss:// for
                       TLS. A password in it is never printed; $REDIS_URL keeps it out of ps
   --prefix <prefix>   key namespace (default: leasehold)
-  --driver <name>     node-redis, ioredis or iovalkey (default: the one installed, in that order)
+  --driver <name>     node-redis, ioredis, iovalkey or glide (default: the one installed, in that order)
   --tls-ca <file>     trust the CA certificates in this PEM file instead of Node's bundled ones
                       (NODE_EXTRA_CA_CERTS=<file> adds to them instead); needs rediss://
   --tls-cert <file>   client certificate (PEM), with --tls-key, for tls-auth-clients servers
@@ -92,11 +92,17 @@ export function connection(values: ConnectionValues): Connection {
         : `rediss:// URLs in --${topology.kind}`;
     throw new CliError(`--tls-* flags need ${where}: with redis:// the connection would not be encrypted`);
   }
+  const driver = usage(() => checkDriver(values.driver ?? installedDriver(), '--driver'));
+  if (driver === 'glide' && topology.kind === 'sentinel') {
+    throw new CliError(
+      '--driver glide: Valkey GLIDE does not follow a Sentinel set here (use node-redis or ioredis)',
+    );
+  }
   return usage(() => ({
     url,
     topology,
     prefix: checkPrefix(values.prefix ?? DEFAULT_PREFIX, '--prefix'),
-    driver: checkDriver(values.driver ?? installedDriver(), '--driver'),
+    driver,
     tls: tls === undefined ? undefined : checkTls(tls, urls, '--tls'),
   }));
 }
@@ -199,7 +205,7 @@ export async function openDriver(
   const { handlers, ...options } = extra;
   // The client package loads before the clock starts: on a busy machine its import alone took
   // seconds, which the timeout then reported as "no answer". A missing one is reported by connect().
-  await import(conn.driver === 'node-redis' ? 'redis' : conn.driver).catch(() => {});
+  await import(packageOf(conn.driver)).catch(() => {});
   const driver = createNodeDriver(conn.driver, { url: conn.url, tracking, tls: conn.tls, ...options });
   // Before connect(): the notification canary's verdict arrives during it.
   if (handlers !== undefined) driver.setHandlers(handlers);

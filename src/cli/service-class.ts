@@ -238,7 +238,7 @@ function older(version: string, major: number, minor: number): boolean {
 }
 
 /** The drivers that take pushes on a RESP2 subscriber (CLIENT TRACKING ... REDIRECT). */
-const redirects = (driver: string) => driver !== 'node-redis';
+const redirects = (driver: string) => driver === 'ioredis' || driver === 'iovalkey';
 
 /**
  * What leasehold will run in there, in one line: the notification mode the canary proved, how the

@@ -2,8 +2,14 @@ import { redact } from '../base/redact.ts';
 import { ClusterDriver } from '../driver/cluster.ts';
 import { createNodeDriver } from '../driver/node-driver.ts';
 import { SentinelDriver } from '../driver/sentinel.ts';
-import { ioredisSubscribe, nodeRedisSubscribe } from '../driver/subscriber.ts';
-import type { Driver, DriverHandlers, NodeDriverOptions, TrackingProof } from '../driver/types.ts';
+import { subscriberFor } from '../driver/subscriber.ts';
+import {
+  type Driver,
+  type DriverHandlers,
+  type NodeDriverOptions,
+  packageOf,
+  type TrackingProof,
+} from '../driver/types.ts';
 import { type Connection, openDriver, refusedAccess } from './common.ts';
 import { CliError, EXIT } from './exit.ts';
 import { describeTarget } from './topology.ts';
@@ -31,7 +37,7 @@ export async function openTargets(
     return { drivers: [await openDriver(conn, tracking, extra, timeout)], labels: ['redis'] };
   const { handlers, bcast, canaryKey } = extra;
   // The client package loads before the clock starts (see openDriver).
-  await import(conn.driver === 'node-redis' ? 'redis' : conn.driver).catch(() => {});
+  await import(packageOf(conn.driver)).catch(() => {});
   const node = (url: string, track: boolean, key?: () => string): Driver =>
     createNodeDriver(conn.driver, {
       url,
@@ -45,7 +51,7 @@ export async function openTargets(
   if (t.kind === 'cluster') {
     drivers = [new ClusterDriver({ rootNodes: t.rootNodes, tracking, factory: node, prefix: conn.prefix })];
   } else if (t.kind === 'sentinel') {
-    const subscribe = conn.driver === 'node-redis' ? nodeRedisSubscribe : ioredisSubscribe(conn.driver);
+    const subscribe = subscriberFor(conn.driver);
     drivers = [
       new SentinelDriver({
         name: t.name,

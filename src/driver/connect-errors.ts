@@ -20,8 +20,14 @@ export function isDefinitive(error: unknown): boolean {
  * The message for a client package that is not installed (a dynamic import's
  * ERR_MODULE_NOT_FOUND), or undefined for any other error.
  */
-export function missingPackage(error: unknown, pkg: 'redis' | 'ioredis' | 'iovalkey'): string | undefined {
-  if ((error as { code?: unknown })?.code !== 'ERR_MODULE_NOT_FOUND') return undefined;
+export function missingPackage(
+  error: unknown,
+  pkg: 'redis' | 'ioredis' | 'iovalkey' | '@valkey/valkey-glide',
+): string | undefined {
+  const code = (error as { code?: unknown })?.code;
+  // Bun reports a package it cannot resolve without Node's code.
+  if (code !== 'ERR_MODULE_NOT_FOUND' && !/Cannot find (module|package)/.test(String(error)))
+    return undefined;
   const other = pkg === 'redis' ? "ioredis (driver: 'ioredis')" : "redis (driver: 'node-redis')";
   return `the "${pkg}" package is not installed: npm install ${pkg} (or install ${other})`;
 }

@@ -1,3 +1,4 @@
+import { GlideDriver } from './glide.ts';
 import { IoredisDriver } from './ioredis.ts';
 import { NodeRedisDriver } from './node-redis.ts';
 import type { Driver, DriverKind, NodeDriverOptions } from './types.ts';
@@ -8,6 +9,7 @@ import type { Driver, DriverKind, NodeDriverOptions } from './types.ts';
  */
 export function createNodeDriver(kind: DriverKind, options: NodeDriverOptions): Driver {
   if (kind === 'node-redis') return new NodeRedisDriver(options);
+  if (kind === 'glide') return new GlideDriver(options);
   // iovalkey is ioredis's API: the same driver, its own connections made with that package.
   return new IoredisDriver(options, kind);
 }

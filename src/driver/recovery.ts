@@ -75,15 +75,23 @@ export class Recovery {
   /** The connection is given up on after `waited` ms without a reply: returns the calls' error. */
   abandon(waited: number): Error {
     const error = stallError(waited, this.limit);
+    if (this.#clientId !== undefined) this.#abandonedIds.push(this.#clientId);
+    this.#clientId = undefined;
+    this.cut(error);
+    return error;
+  }
+
+  /**
+   * The connection is known to be gone (a GLIDE client's Watch dropped: GLIDE would hold the
+   * calls until it reconnects): every call outstanding, raced with `race`, fails now with `error`.
+   */
+  cut(error: Error): void {
     this.#abandoned = this.generation;
     this.#reason = error;
     this.generation += 1;
     this.dog.clear();
-    if (this.#clientId !== undefined) this.#abandonedIds.push(this.#clientId);
-    this.#clientId = undefined;
     this.#reject(error);
     this.#signal = this.#newSignal();
-    return error;
   }
 
   /**

@@ -1,4 +1,5 @@
 import { loadIoredis } from './load-ioredis.ts';
+import type { DriverKind } from './types.ts';
 
 /** A pub/sub subscription that reconnects by itself; `ready` runs after every (re)subscribe. */
 export type Subscribe = (
@@ -49,3 +50,11 @@ export const ioredisSubscribe =
       },
     };
   };
+
+/** The subscription a Sentinel driver follows its sentinels with, for the client kind. */
+export function subscriberFor(kind: DriverKind): Subscribe {
+  if (kind === 'node-redis') return nodeRedisSubscribe;
+  // Leasehold.connect() and the CLI refuse Sentinel with GLIDE before any driver is made.
+  if (kind === 'glide') throw new TypeError('Sentinel is not supported with Valkey GLIDE');
+  return ioredisSubscribe(kind);
+}

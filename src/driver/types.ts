@@ -117,14 +117,14 @@ export interface Driver {
    */
   scanNodes?(): readonly Driver[];
   /** Whether one script may name all these keys (a Cluster: one slot). Undefined: always. */
-  sameSlot?(keys: readonly string[]): boolean;
+  readonly sameSlot?: ((keys: readonly string[]) => boolean) | undefined;
   /**
    * Subscribes a connection of the driver's own to `channel` (direct grants, src/engine/grants.ts),
    * opened now and re-subscribed after every reconnect (a Cluster: on every master; Sentinel: on
    * the current master; FanOut). Undefined: the driver cannot (the memory backend), and waiters
    * are woken by pushes alone.
    */
-  subscribe?(channel: string, handlers: SubscriptionHandlers): Subscription;
+  readonly subscribe?: ((channel: string, handlers: SubscriptionHandlers) => Subscription) | undefined;
   /** Set when the `durability` option asks for WAIT after every acquisition (Sentinel, Cluster). */
   readonly durability?: DurabilityCheck | undefined;
 }
@@ -259,7 +259,12 @@ export async function closeWithin(
 }
 
 /**
- * The client libraries leasehold drives: node-redis (`redis`), ioredis, and iovalkey (Valkey's
- * fork of ioredis, the same API: driven by the ioredis driver, its connections made with iovalkey).
+ * The client libraries leasehold drives: node-redis (`redis`), ioredis, iovalkey (Valkey's fork
+ * of ioredis, the same API: driven by the ioredis driver, its connections made with iovalkey),
+ * and Valkey GLIDE (`@valkey/valkey-glide`: polling, src/driver/glide.ts).
  */
-export type DriverKind = 'node-redis' | 'ioredis' | 'iovalkey';
+export type DriverKind = 'node-redis' | 'ioredis' | 'iovalkey' | 'glide';
+
+/** The npm package of a client kind. */
+export const packageOf = (kind: DriverKind): string =>
+  kind === 'node-redis' ? 'redis' : kind === 'glide' ? '@valkey/valkey-glide' : kind;

@@ -39,14 +39,16 @@ export interface ConnectOptions {
   url?: string;
   /**
    * Bring your own connected (or connectable) node-redis, ioredis or iovalkey client for commands;
-   * leasehold then opens only the one extra connection notifications need.
+   * leasehold then opens only the one extra connection notifications need. A Valkey GLIDE client
+   * (`GlideClient` or `GlideClusterClient`) is used as it is, and leasehold opens nothing: an
+   * instance on it polls (docs/compatibility.md, "Valkey GLIDE").
    */
   client?: unknown;
   /**
    * Which client library leasehold drives when it opens connections itself.
    * @default the kind of `client` when one is passed; else 'node-redis' when the `redis`
    * package is installed, else 'ioredis' when `ioredis` is, else 'iovalkey' when `iovalkey` (Valkey's
-   * fork of ioredis) is (`lh.stats.driver` says which)
+   * fork of ioredis) is, else 'glide' when `@valkey/valkey-glide` is (`lh.stats.driver` says which)
    */
   driver?: DriverKind;
   /**
@@ -256,6 +258,20 @@ export function checkConnectOptions(options: unknown): ValidConnectOptions {
       if (o[other] !== undefined) fail(other, 'left out when "nodes" is given (quorum mode)', o[other]);
     }
   }
+  if (driver === 'glide' && o['sentinel'] !== undefined) {
+    fail(
+      'driver',
+      '"node-redis", "ioredis" or "iovalkey" with "sentinel" (Valkey GLIDE does not follow a Sentinel set here)',
+      driver,
+    );
+  }
+  const tls = checkConnectTls(o, nodes ?? [url]);
+  if (driver === 'glide' && tls !== undefined) {
+    for (const key of ['cert', 'key', 'servername'] as const) {
+      if (tls[key] !== undefined)
+        fail(`tls.${key}`, 'left out with driver "glide" (GLIDE takes only tls.ca)', key);
+    }
+  }
   return {
     ...topologyOptions,
     nodes,
@@ -263,7 +279,7 @@ export function checkConnectOptions(options: unknown): ValidConnectOptions {
     url,
     client,
     driver,
-    tls: checkConnectTls(o, nodes ?? [url]),
+    tls,
     prefix,
     ttl: o['ttl'] === undefined ? 10_000 : checkTtl(o['ttl']),
     notifications,

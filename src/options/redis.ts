@@ -29,8 +29,8 @@ export type { DriverKind };
 
 /** `driver`, or the CLI's `--driver`. */
 export function checkDriver(value: unknown, option = 'driver'): DriverKind {
-  if (value !== 'node-redis' && value !== 'ioredis' && value !== 'iovalkey') {
-    fail(option, '"node-redis", "ioredis" or "iovalkey"', value);
+  if (value !== 'node-redis' && value !== 'ioredis' && value !== 'iovalkey' && value !== 'glide') {
+    fail(option, '"node-redis", "ioredis", "iovalkey" or "glide"', value);
   }
   return value;
 }
@@ -68,7 +68,8 @@ function isRedisUrl(url: unknown): url is string {
 }
 
 /**
- * The client library the application has installed: node-redis, then ioredis, then iovalkey.
+ * The client library the application has installed: node-redis, then ioredis, then iovalkey,
+ * then Valkey GLIDE.
  * When none is, 'node-redis', whose connect() then says to install redis or ioredis.
  */
 export function installedDriver(): DriverKind {
@@ -76,6 +77,7 @@ export function installedDriver(): DriverKind {
     ['redis', 'node-redis'],
     ['ioredis', 'ioredis'],
     ['iovalkey', 'iovalkey'],
+    ['@valkey/valkey-glide', 'glide'],
   ] as const) {
     try {
       import.meta.resolve(pkg);
@@ -88,13 +90,15 @@ export function installedDriver(): DriverKind {
 }
 
 /**
- * Tells a node-redis client from an ioredis one by the methods each is known for. An iovalkey
- * client has ioredis's API and is told as 'ioredis' (the same driver; `driver: 'iovalkey'` may
- * name it).
+ * Tells a node-redis client from an ioredis one and a Valkey GLIDE one by the methods each is
+ * known for. An iovalkey client has ioredis's API and is told as 'ioredis' (the same driver;
+ * `driver: 'iovalkey'` may name it).
  */
-export function detectClient(client: unknown): 'node-redis' | 'ioredis' {
+export function detectClient(client: unknown): 'node-redis' | 'ioredis' | 'glide' {
   if (client !== null && typeof client === 'object') {
     const c = client as Record<string, unknown>;
+    // GlideClient and GlideClusterClient alike.
+    if (typeof c['customCommand'] === 'function' && typeof c['invokeScript'] === 'function') return 'glide';
     if (typeof c['sendCommand'] === 'function' && typeof c['duplicate'] === 'function' && 'isOpen' in c) {
       return 'node-redis';
     }
@@ -102,5 +106,5 @@ export function detectClient(client: unknown): 'node-redis' | 'ioredis' {
       return 'ioredis';
     }
   }
-  return fail('client', 'a node-redis, ioredis or iovalkey client', client);
+  return fail('client', 'a node-redis, ioredis, iovalkey or Valkey GLIDE client', client);
 }

@@ -4,7 +4,10 @@ import { FaultProxy } from './proxy.ts';
 import { RedisServer } from './redis-server.ts';
 
 /** The driver and notification mode this test run uses (scripts/test.mjs runs the matrix). */
-export const testDriver = (process.env['LEASEHOLD_TEST_DRIVER'] ?? 'node-redis') as 'node-redis' | 'ioredis';
+export const testDriver = (process.env['LEASEHOLD_TEST_DRIVER'] ?? 'node-redis') as
+  | 'node-redis'
+  | 'ioredis'
+  | 'glide';
 export const testNotifications = (process.env['LEASEHOLD_TEST_NOTIFICATIONS'] ?? 'tracking') as
   | 'tracking'
   | 'polling';

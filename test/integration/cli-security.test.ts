@@ -81,7 +81,9 @@ describe(`no password in any output of any subcommand (${mode})`, () => {
           const full = [sub!, ...flags, ...rest];
           const stop = json ? untilJson : until;
           const out = await leasehold(full, stop === undefined ? {} : { until: stop });
-          assert.equal(out.code, 0, `${args.join(' ')}: ${out.stderr}`);
+          // doctor exits 78 where instances would poll, as they do on GLIDE.
+          const expected = sub === 'doctor' && testDriver === 'glide' ? 78 : 0;
+          assert.equal(out.code, expected, `${args.join(' ')}: ${out.stderr}`);
           clean(args.join(' '), out);
         }),
       );

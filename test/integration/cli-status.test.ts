@@ -3,6 +3,7 @@
 // Real leases held by the library in this process; the CLI in a child process reads them.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Lease } from '../../src/index.ts';
 import { leasehold } from '../harness/cli.ts';
 import { waiters } from '../harness/exercise.ts';
@@ -82,6 +83,9 @@ describe(`leasehold status, every primitive (${mode})`, () => {
     assert.match(shown.text, /waiters +1 in line, first served first\n +1\. +beta: waiting since /);
     ac.abort();
     await waiting;
+    // Its withdraw reaches Redis on its own connection: a release sent before it lands would
+    // grant the lock to the waiter that gave up (and draw a fencing token for it).
+    for (let i = 0; i < 100 && ((await lh.inspect('job'))?.waiters?.length ?? 0) > 0; i++) await sleep(10);
 
     await lease.release();
     const after = await status(prefix, 'job');

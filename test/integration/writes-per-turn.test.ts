@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import net, { type Socket } from 'node:net';
 import { test } from 'node:test';
-import { mode, uniquePrefix, useRedis } from '../harness/leasehold.ts';
+import { mode, testDriver, uniquePrefix, useRedis } from '../harness/leasehold.ts';
 import { info } from '../harness/resp.ts';
 
 const redis = useRedis();
@@ -59,7 +59,10 @@ function recordWrites(port: number): { writes: string[]; stop: () => void } {
   return { writes, stop };
 }
 
-test(`64 acquisitions started in one turn leave in writes of at most 8 commands (${mode})`, async () => {
+test(`64 acquisitions started in one turn leave in writes of at most 8 commands (${mode})`, {
+  // Counted on node:net sockets: GLIDE writes from its Rust core, where this cannot see.
+  skip: testDriver === 'glide' ? "GLIDE's writes leave from its Rust core, not node:net" : false,
+}, async () => {
   const prefix = uniquePrefix('paced');
   const lh = await redis.instance(prefix, 10_000);
   await (await lh.tryAcquire('warm-up'))?.release();
