@@ -169,7 +169,7 @@ export function parseArgsMessage(error: { code: string; message: string }, comma
       if (/ambiguous/.test(error.message)) {
         return ['--ttl', '--timeout', '--grace'].includes(option)
           ? `${option} must be a duration like ${DURATION_EXAMPLES}; a negative one is not accepted`
-          : `${option} needs a value; the argument after it starts with "-"`;
+          : `${option} needs a value; the argument after it starts with "-" (a value that does goes as ${option}=<value>)`;
       }
       return /argument missing/.test(error.message) ? `${option} needs a value` : `${option} takes no value`;
     }

@@ -91,3 +91,23 @@ test('formatMs: one or two units, the smaller one within its range, never NaN', 
   assert.equal(formatMs(59_999), '59.9 s');
   assert.equal(formatMs(999.6), '999 ms');
 });
+
+// A lease token is base64url: one in 64 starts with "-", and `--token -abc` then reads as an
+// option. The message names the form that carries it (cli-release.test.ts uses it).
+test('an option value that starts with "-": the message says to pass it as --option=<value>', async () => {
+  const { parseArgsMessage } = await import('../../src/cli/common.ts');
+  const { parseArgs } = await import('node:util');
+  let caught: { code: string; message: string } | undefined;
+  try {
+    parseArgs({ args: ['--token', '-abc'], options: { token: { type: 'string' } } });
+  } catch (error) {
+    caught = error as { code: string; message: string };
+  }
+  assert.ok(caught !== undefined, 'parseArgs refuses the value');
+  assert.equal(
+    parseArgsMessage(caught, 'release'),
+    '--token needs a value; the argument after it starts with "-" (a value that does goes as --token=<value>)',
+  );
+  const parsed = parseArgs({ args: ['--token=-abc'], options: { token: { type: 'string' } } });
+  assert.equal(parsed.values.token, '-abc');
+});
