@@ -50,10 +50,11 @@ export class Engine {
 
   /** Waits for `spec`'s lease on `name` (see Waiting.wait for timeout, signal and close). */
   acquire<K, R>(spec: Spec<K, R>, name: string, request: R, options: ValidAcquireOptions): Promise<Lease> {
-    const { registers } = spec;
     const keys = spec.keys(this.#ctx.prefix, name, request);
     const grants = spec.grants !== undefined && options.timeout !== 0 ? this.#ctx.grants : undefined;
     if (grants !== undefined) return this.#acquireGranted(spec, name, request, options, grants);
+    // Without grants, a waiter of a spec that records its waiters is recorded (Spec.records).
+    const registers = spec.registers ?? spec.records;
     // A registering waiter's stored value is its place in Redis: one for the whole wait.
     const stored = registers === undefined ? '' : this.#stamp(options.owner);
     const join = registers !== undefined && options.timeout !== 0;
@@ -78,7 +79,7 @@ export class Engine {
           name,
           keys,
           registers.withdraw(keys, stored),
-          registers.withdrawn?.bind(registers),
+          spec.registers?.withdrawn?.bind(spec.registers),
           options.ttl,
         );
       },
@@ -132,6 +133,7 @@ export class Engine {
         }
         opened.delivered = true;
         grants.forget(opened);
+        if (opened.recorded) this.#forgetRecord(spec, name, keys, stored, ttl);
         const lease = this.#hold(spec, name, keys, request, stored, { fence }, ttl, sentAt);
         if (!take(lease)) void lease.release().catch(() => {});
       };
@@ -155,8 +157,9 @@ export class Engine {
       this.#owedBack(name, owed, ttl);
       if (slot === undefined) return;
       grants.forget(slot);
-      if (!slot.registered || slot.delivered) return;
       const keys = spec.keys(this.#ctx.prefix, name, request);
+      if (slot.recorded && !slot.delivered) this.#forgetRecord(spec, name, keys, stored, ttl);
+      if (!slot.registered || slot.delivered) return;
       const given = spec.grants!;
       this.#withdraw(
         spec,
@@ -312,10 +315,20 @@ export class Engine {
     const runner = this.#runnerFor(spec);
     const keys = spec.keys(this.#ctx.prefix, name, request);
     const ticket = slot === undefined ? undefined : this.#ctx.grants?.ticket();
-    const how = spec.acquire(keys, stored, ttl, request, join, ticket);
+    // No ticket (the grant subscription is down, or was refused): a spec that records its
+    // waiters records this one instead (Spec.records), so that inspection still lists it.
+    const record = slot !== undefined && ticket === undefined && !join && spec.records !== undefined;
+    const how = spec.acquire(keys, stored, ttl, request, join || record, ticket);
     let sentAt = monotonic();
-    if (ticket !== undefined) slot!.sent(ticket.epoch, sentAt);
-    else if (join && slot !== undefined) slot.registered = true;
+    if (ticket !== undefined) {
+      slot!.sent(ticket.epoch, sentAt);
+      // Registered now: the record an attempt without a ticket made goes (after this attempt).
+      if (slot!.recorded) {
+        slot!.recorded = false;
+        this.#forgetRecord(spec, name, keys, stored, ttl);
+      }
+    } else if (join && slot !== undefined) slot.registered = true;
+    else if (record) slot!.recorded = true;
     let grant: Grant;
     let gaveBack = false;
     let op: SpecOp<K, R> | undefined;
@@ -360,6 +373,8 @@ export class Engine {
       if (slot !== undefined) {
         slot.delivered = true;
         this.#ctx.grants?.forget(slot);
+        // Recorded by an earlier attempt, and taken by one that did not forget it (Spec.records).
+        if (slot.recorded && !record) this.#forgetRecord(spec, name, keys, stored, ttl);
       }
       return { acquired: this.#hold(spec, name, keys, request, stored, grant, ttl, sentAt) };
     }
@@ -367,10 +382,9 @@ export class Engine {
     // The key outlives its TTL only until someone touches it, and Redis's own expiry push can
     // lag by seconds on a busy server: retry at the holder's remaining TTL ourselves.
     let retryIn = this.#retryIn(grant.hint, ttl, runner.tracking);
-    // A registration lapses `ttl` after the waiter's last attempt: refresh it well before that
-    // (unless it lapses only after the hint this retry follows).
-    if (spec.registers !== undefined && spec.registers.refresh !== 'by-attempts')
-      retryIn = Math.min(retryIn, ttl / 3);
+    // A registration lapses `ttl` after the waiter's last attempt: refresh it well before that.
+    // (A record, Spec.records, lapses only after the hint this retry follows.)
+    if (spec.registers !== undefined) retryIn = Math.min(retryIn, ttl / 3);
     // Two callers that collided taking keys in order retry at slightly different times.
     if (gaveBack) retryIn += Math.floor(Math.random() * JITTER_MS);
     return grant.blocking === undefined ? { retryIn } : { retryIn, blocking: grant.blocking };
@@ -482,6 +496,12 @@ export class Engine {
   ): void {
     const runner = this.#runnerFor(spec);
     const send = async () => {
+      // A quorum's record lives on every node it reached: forget it on each (any answer will do).
+      if (runner.replicated) {
+        const [outcome] = await runner.release([call]);
+        if (outcome instanceof Error) throw outcome;
+        return;
+      }
       // The reply first: `withdrawn?.(await ...)` would skip the call when there is no reader.
       const reply = await runner.eval(call, 'withdraw');
       const next = withdrawn?.(reply, keys);
@@ -489,6 +509,13 @@ export class Engine {
       else if (next !== undefined) for (const key of next) this.#waiting.wake(key);
     };
     void this.#giveBack(name, send, ttl);
+  }
+
+  /** A wait recorded for inspection ended: forget its record (Spec.records). */
+  #forgetRecord<K, R>(spec: Spec<K, R>, name: string, keys: K, stored: string, ttl: number): void {
+    const records = spec.records;
+    if (records !== undefined)
+      this.#withdraw(spec, name, keys, records.withdraw(keys, stored), undefined, ttl);
   }
 
   /** The LeaseCore the Renewer batches `spec`'s leases by. */

@@ -21,6 +21,11 @@ export class GrantSlot {
   registered = false;
   /** It has its lease (by a grant or by an attempt): later news of the same grant is ignored. */
   delivered = false;
+  /**
+   * An attempt without a ticket (the subscription was down, or refused) recorded it for
+   * inspection instead (Spec.records): its record is forgotten when the wait ends.
+   */
+  recorded = false;
   /** Called with a grant published for this waiter (set by the Engine). */
   onGrant: (fence: bigint, epoch: number) => void = () => {};
   /** Called when the subscription comes up: attempt again, now with a ticket (set by the Engine). */

@@ -46,18 +46,26 @@ export interface Spec<K = unknown, R = undefined> {
   /** The local wait queue of a caller (see WaitSpec); `stored` is its value when `registers`. */
   waiting(keys: K, request: R, stored: string): WaitSpec;
   /**
-   * Waiters register in Redis (the fair lock's queue, a waiting writer, an election candidate):
-   * one stored value for the whole wait, refreshed every `ttl / 3` at most, withdrawn when the
-   * waiter gives up. `refresh: 'by-attempts'`: the registration lapses only after the retry hint
-   * the busy reply gives, so the attempts the waiter makes anyway keep it (an election's
-   * candidates: recording them adds no command). `withdrawn`: a key of this process to wake after
-   * the withdraw's reply (no push comes for this process's own writes). Such a spec runs on one
-   * Redis slot.
+   * Waiters register in Redis (the fair lock's queue, a waiting writer): one stored value for the
+   * whole wait, refreshed every `ttl / 3` at most, withdrawn when the waiter gives up.
+   * `withdrawn`: a key of this process to wake after the withdraw's reply (no push comes for this
+   * process's own writes). Such a spec runs on one Redis slot.
    */
   readonly registers?: {
-    readonly refresh?: 'by-attempts';
     withdraw(keys: K, stored: string): ScriptCall;
     withdrawn?(reply: unknown, keys: K): ReturnType<Withdrawn<K>>;
+  };
+  /**
+   * Waiters recorded in Redis for inspection only (an election's candidates, a multiLock's
+   * waiters, a mutex's waiters where no direct grant registers them: a quorum, the memory
+   * backend, a client without subscriptions): `acquire` is passed `join` and records the waiter
+   * when it finds the lock held, with a record that lapses only after the retry hint its busy
+   * reply gives, so the attempts the waiter makes anyway keep it and recording adds no command.
+   * One stored value for the whole wait, as for `registers`; `withdraw` forgets the record when
+   * the waiter gives up (on every node of a quorum). Used where `grants` are not.
+   */
+  readonly records?: {
+    withdraw(keys: K, stored: string): ScriptCall;
   };
   /**
    * Reads a release reply that says more than 1 or 0 (the fair lock's next in line, a key of

@@ -5,7 +5,7 @@ import {
   type InspectOptions,
   type ListOptions,
 } from '../options/inspect.ts';
-import type { Holder, Inspection, NodeInspection } from '../primitives/inspection.ts';
+import type { Holder, Inspection, NodeInspection, Waiter } from '../primitives/inspection.ts';
 import { toLeaseholdError } from '../runners/failures.ts';
 import { matchPattern, type Primitive, parseKey } from './layout.ts';
 import { readOne } from './read.ts';
@@ -38,12 +38,12 @@ export interface InspectTarget {
 
 /**
  * Where no waiter registers for a direct grant (a connection without a grant subscription: the
- * memory backend), an empty mutex or semaphore queue says nothing about who waits: not recorded.
- * A read-write lock keeps its waiting writers (recorded either way).
+ * memory backend, a user's GLIDE client), an empty semaphore queue says nothing about who waits:
+ * not recorded. A mutex's waiters are recorded there instead (acquire-recorded.lua), and a
+ * read-write lock keeps its waiting writers (recorded either way).
  */
 function unregistered(inspection: Inspection | undefined): Inspection | undefined {
-  if (inspection === undefined || (inspection.primitive !== 'mutex' && inspection.primitive !== 'semaphore'))
-    return inspection;
+  if (inspection === undefined || inspection.primitive !== 'semaphore') return inspection;
   const { queued: _queued, ...rest } = inspection;
   return { ...rest, waiters: undefined };
 }
@@ -179,7 +179,25 @@ function mergeQuorum(
     holders.push({ ...first, ttlLeft: ttls[majority - 1] ?? first.ttlLeft, fencingToken: agreed });
   }
   const last = maxOf(nodes.map((n) => n.lastFencingToken));
-  return { name, primitive, holders, waiters: undefined, lastFencingToken: last, nodes };
+  return { name, primitive, holders, ...quorumWaiters(views), lastFencingToken: last, nodes };
+}
+
+/**
+ * A quorum's waiters: a mutex's are recorded on each node their attempts found the lock held on
+ * (acquire-recorded.lua), so every waiter any node records is listed once, in the order they
+ * began to wait, with the latest of its nodes' deadlines. Undefined where no node records any
+ * (the other primitives do not run on a quorum).
+ */
+function quorumWaiters(views: { view: Inspection | undefined }[]): Pick<Inspection, 'waiters' | 'queued'> {
+  const recorded = views.map(({ view }) => view?.waiters).filter((w) => w !== undefined);
+  if (recorded.length === 0) return { waiters: undefined };
+  const byToken = new Map<string, Waiter>();
+  for (const waiter of recorded.flat()) {
+    const seen = byToken.get(waiter.token);
+    if (seen === undefined || waiter.deadlineIn > seen.deadlineIn) byToken.set(waiter.token, waiter);
+  }
+  const waiters = [...byToken.values()].sort((a, b) => (a.since ?? 0) - (b.since ?? 0));
+  return { waiters, queued: waiters.length };
 }
 
 /** The largest of some bigints (Math.max takes numbers only), 0n for none. */

@@ -147,18 +147,16 @@ export class ElectionSpec implements Spec<ElectionKeys, string> {
   }
 
   /**
-   * A waiting candidate is recorded among the candidates (for inspection) under one stored value
-   * for its whole wait; its record lapses after the leader's TTL, so it needs no refresh beyond
-   * the attempts it makes anyway (`refresh: 'by-attempts'`), and it is withdrawn when it gives up.
+   * A waiting candidate is recorded among the candidates (for inspection only, Spec.records)
+   * under one stored value for its whole wait, and forgotten when it gives up.
    */
-  readonly registers = {
-    refresh: 'by-attempts',
+  readonly records = {
     withdraw: (k: ElectionKeys, stored: string): ScriptCall => ({
       script: scripts.withdraw,
       keys: [k.candidates],
       args: [stored],
     }),
-  } as const;
+  };
 
   extend(k: ElectionKeys, stored: string, ttl: number): ScriptCall {
     return { script: scripts.extend, keys: [k.leader, k.log], args: [stored, ms(ttl)] };

@@ -122,8 +122,7 @@ export const multiSpec: Spec<Plan, Plan> = {
  */
 export const multiOneScriptSpec: Spec<Plan, Plan> = {
   ...multiSpec,
-  registers: {
-    refresh: 'by-attempts',
+  records: {
     withdraw: (plan, stored) => ({ script: forgetWaiter, keys: [...plan.waiters], args: [stored] }),
   },
 };

@@ -21,6 +21,7 @@ import { layout } from './layout.ts';
 /**
  * The mutex's keys: the lock (its holder's stored value, with a TTL), its fencing counter, the
  * queue and records of waiters registered for a direct grant (scripts/includes/grant-next.lua),
+ * the waiters recorded for inspection only where no grant registers them (acquire-recorded.lua),
  * and the multiLocks waiting for it (recorded for inspection only: multi-acquire.lua).
  */
 export const mutexLayout = layout({
@@ -28,8 +29,11 @@ export const mutexLayout = layout({
   fence: 'fence',
   waiters: 'waiters',
   grants: 'grants',
+  recorded: 'recorded',
   multi: 'multi',
 });
+/** What a name's set of recorded waiters adds to its lock key (built only when a waiter waits). */
+const RECORDED_TAIL = mutexLayout.tail('recorded');
 
 /** The keys of one mutex (same hash tag). */
 export interface MutexKeys {
@@ -56,26 +60,38 @@ export const mutexKeys = (prefix: string, name: string): MutexKeys => {
 
 /**
  * A mutex as inspection reads it: `{now, value, pttl, fence, queued, {waiter, ...}, queue pttl,
- * multi queued, {multiLock waiter, lapse, ...}}`. Waiters are those registered for a direct grant
- * (from their second attempt: docs/inspection.md), then the multiLocks that want this name, in
- * the order they began to wait.
+ * multi queued, {multiLock waiter, lapse, ...}, recorded queued, {recorded waiter, lapse, ...}}`.
+ * Waiters are those registered for a direct grant (from their second attempt: docs/inspection.md)
+ * or, where no grant registers them, recorded (from their first busy attempt), then the
+ * multiLocks that want this name; the recorded ones in the order they began to wait.
  */
-export const mutexInspection: InspectionSpec<'lock' | 'fence' | 'waiters' | 'multi'> = {
+export const mutexInspection: InspectionSpec<'lock' | 'fence' | 'waiters' | 'multi' | 'recorded'> = {
   script: loadScript('inspect-mutex'),
-  keys: ['lock', 'fence', 'waiters', 'multi'],
-  state: ['lock', 'fence', 'waiters', 'multi'],
+  keys: ['lock', 'fence', 'waiters', 'multi', 'recorded'],
+  state: ['lock', 'fence', 'waiters', 'multi', 'recorded'],
   parse(name, r) {
     const value = optionalText(r[1]);
     const multi = num(r[7]) || 0;
-    if (value === undefined && optionalText(r[3]) === undefined && multi === 0) return undefined;
+    const recorded = num(r[9]) || 0;
+    if (value === undefined && optionalText(r[3]) === undefined && multi + recorded === 0) return undefined;
     const last = fence(r[3]);
     const holders = value === undefined ? [] : [holder(value, num(r[2]), last)];
     const now = num(r[0]);
-    const multis = pairs(r[8])
-      .map(([value, lapse]): Waiter => ({ ...waiter(value, lapse, now), role: 'multiLock' }))
-      .sort((a, b) => (a.since ?? 0) - (b.since ?? 0));
-    const waiters = [...registered(r[5], r[6]), ...multis];
-    const queued = (num(r[4]) || 0) + multi;
+    const inOrder = (flat: unknown, role?: 'multiLock'): Waiter[] =>
+      pairs(flat)
+        .map(
+          ([value, lapse]): Waiter => ({
+            ...waiter(value, lapse, now),
+            ...(role === undefined ? {} : { role }),
+          }),
+        )
+        .sort((a, b) => (a.since ?? 0) - (b.since ?? 0));
+    const queue = registered(r[5], r[6]);
+    // A waiter recorded while its grant subscription was down, and registered since: listed once.
+    const listed = new Set(queue.map((w) => w.token));
+    const unregistered = inOrder(r[10]).filter((w) => !listed.has(w.token));
+    const waiters = [...queue, ...unregistered, ...inOrder(r[8], 'multiLock')];
+    const queued = (num(r[4]) || 0) + recorded + multi;
     return { name, primitive: 'mutex', holders, waiters, lastFencingToken: last, queued };
   },
 };
@@ -89,6 +105,16 @@ export const acquireCall = (k: MutexKeys, stored: string, ttl: number): ScriptCa
 export const extendCall = (k: MutexKeys, stored: string, ttl: number): ScriptCall => ({
   script: scripts.extend,
   keys: [k.lock],
+  args: [stored, ms(ttl)],
+});
+
+/**
+ * Acquire, recording the waiter for inspection when it finds the lock held (no direct grants:
+ * a quorum, the memory backend, a client without subscriptions).
+ */
+export const recordedCall = (k: MutexKeys, stored: string, ttl: number): ScriptCall => ({
+  script: scripts.acquireRecorded,
+  keys: [k.lock, k.fence, k.lock + RECORDED_TAIL],
   args: [stored, ms(ttl)],
 });
 
@@ -144,15 +170,25 @@ export class MutexSpec implements Spec<MutexKeys, undefined> {
   /** Waiters may register for a direct grant (Engine, Grants): one Redis, with pub/sub. */
   readonly grants = { withdraw: withdrawCall };
 
+  /** Where no grant registers them, waiters are recorded for inspection (Spec.records). */
+  readonly records = {
+    withdraw: (k: MutexKeys, stored: string): ScriptCall => ({
+      script: scripts.forgetWaiter,
+      keys: [k.lock + RECORDED_TAIL],
+      args: [stored],
+    }),
+  };
+
   acquire(
     k: MutexKeys,
     stored: string,
     ttl: number,
     _request?: undefined,
-    _join?: boolean,
+    join?: boolean,
     ticket?: GrantTicket,
   ): ScriptCall {
-    return ticket === undefined ? acquireCall(k, stored, ttl) : waitCall(k, stored, ttl, ticket);
+    if (ticket !== undefined) return waitCall(k, stored, ttl, ticket);
+    return join === true ? recordedCall(k, stored, ttl) : acquireCall(k, stored, ttl);
   }
 
   force(k: MutexKeys, stored: string, ttl: number): ScriptCall {

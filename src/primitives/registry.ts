@@ -44,7 +44,7 @@ export function stateOf(inspection: Inspection): string {
  */
 /** Where waiters do not register (no direct grants): each waits in its own process. */
 const NOT_REGISTERED =
-  'not recorded in Redis here (in quorum mode and on the memory backend no waiter registers for a direct grant)';
+  'not recorded in Redis here (on the memory backend and a GLIDE client of your own no waiter registers for a direct grant)';
 
 /** Waiters registered for a direct grant (docs/direct-grants.md): a first attempt registers nothing. */
 const REGISTERED = 'a waiter is listed once it registers for a direct grant, from its second attempt';
@@ -56,8 +56,7 @@ export const REGISTRY: Readonly<Record<Primitive, PrimitiveEntry>> = {
     describe: {
       title: 'mutex',
       fencing: 'last token issued',
-      localWaiters: NOT_REGISTERED,
-      unlisted: `${REGISTERED}; a multiLock waiter from its first attempt that finds one of its names held, where one script takes all its names (one Redis, one Cluster slot)`,
+      unlisted: `${REGISTERED}, or where there are no grants (quorum mode, the memory backend, a GLIDE client of your own) from its first attempt that finds the lock held; a multiLock waiter from its first attempt that finds one of its names held, where one script takes all its names (one Redis, one Cluster slot)`,
     },
   },
   semaphore: {

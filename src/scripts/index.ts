@@ -61,6 +61,8 @@ export async function preloadScripts(send: (args: string[]) => Promise<unknown>)
 
 export const scripts = {
   acquire: loadScript('acquire'),
+  acquireRecorded: loadScript('acquire-recorded'),
+  forgetWaiter: loadScript('forget-waiter'),
   force: loadScript('force'),
   extend: loadScript('extend'),
   release: loadScript('release'),

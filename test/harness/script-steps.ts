@@ -54,6 +54,8 @@ const el = ['el', 'el:fence', 'el:log'];
 /** An election whose waiting candidates are recorded (election-campaign.lua's KEYS[4]). */
 const elc = [...el, 'el:candidates'];
 const granted = ['g', 'g:fence', 'g:waiters', 'g:grants'];
+/** A mutex whose waiters are recorded for inspection (acquire-recorded.lua). */
+const recorded = ['mr', 'mr:fence', 'mr:recorded'];
 /** A direct-grant record: channel, ttl, epoch (nobody listens on this channel, on either side). */
 const record = (epoch: number) => `ch\n${TTL}\n${epoch}`;
 /** A semaphore's keys with direct grants: as acquire takes them, and as release and withdraw do. */
@@ -141,6 +143,18 @@ export const steps: Step[] = [
   c('SET', 'mc:fence', '5000000000000000'),
   s('multi-acquire', multi, 'x4', TTL),
   c('PTTL', 'mb'),
+  // a mutex's waiters recorded where no grant registers them: recorded when busy (a longer TTL
+  // keeps r2's lapse apart), listed, forgotten on withdraw and by a successful attempt
+  s('acquire-recorded', recorded, 'r0', TTL),
+  s('acquire-recorded', recorded, 'r1', TTL),
+  s('acquire-recorded', recorded, 'r2', TTL * 2),
+  c('ZRANGE', 'mr:recorded', 0, -1),
+  s('inspect-mutex', ['mr', 'mr:fence', 'mr:waiters', 'mr:multi', 'mr:recorded'], 10),
+  s('forget-waiter', ['mr:recorded'], 'r2'),
+  s('release', ['mr'], 'r0'),
+  s('acquire-recorded', recorded, 'r1', TTL),
+  c('EXISTS', 'mr:recorded'),
+  s('inspect-mutex', ['mr', 'mr:fence', 'mr:waiters', 'mr:multi', 'mr:recorded'], 10),
   // multiLock waiters: recorded on every name when they will wait (a longer TTL keeps w2's lapse
   // apart from w1's), listed by inspection, forgotten on withdraw and on success
   s('release', ['ma'], 'x4'),

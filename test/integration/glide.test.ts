@@ -122,14 +122,25 @@ describe('Valkey GLIDE', { skip }, () => {
       '+@all',
     ]);
     const url = redis.server.url.replace('redis://', 'redis://nowatch:pw@');
-    const lh = await Leasehold.connect({ url, driver: 'glide', prefix: uniquePrefix('gl'), retryDelay: 20 });
-    open.push(lh);
+    const prefix = uniquePrefix('gl');
+    const lh = await Leasehold.connect({ url, driver: 'glide', prefix, retryDelay: 20 });
+    const other = await Leasehold.connect({ url, driver: 'glide', prefix, retryDelay: 20 });
+    open.push(lh, other);
     const held = await lh.acquire('job');
-    const waiting = lh.acquire('job', { timeout: 2_000 });
+    const waiting = other.acquire('job', { timeout: 2_000 });
+    // No grant subscription: the waiter is recorded for inspection instead of registered.
+    await within(
+      (async () => {
+        while (((await lh.inspect('job'))?.waiters?.length ?? 0) === 0)
+          await new Promise((r) => setTimeout(r, 5));
+      })(),
+      2_000,
+      'the waiter recorded',
+    );
+    const channels = await command(redis.server.port, ['PUBSUB', 'CHANNELS', `${prefix}:grants:*`]);
+    assert.deepEqual(channels, [], 'nobody subscribed to grants');
     await held.release();
     await (await waiting).release();
-    // No grant subscription: mutex waiters are not recorded (undefined, not "nobody").
-    assert.equal((await lh.inspect('job'))?.waiters, undefined);
   });
 
   test('leasehold doctor --driver glide: polling, and why (exit 78)', async () => {

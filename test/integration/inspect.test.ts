@@ -472,14 +472,12 @@ describe(`inspection in quorum mode (${mode})`, () => {
       await waitFor(
         async () => (await lh.inspect('q:job'))?.nodes?.every((n) => n.holders.length === 1) === true,
       );
-      await masters.everyNodeHas(lockKey(prefix, 'q:job'));
       let state = await lh.inspect('q:job');
       assert.equal(state?.nodes?.length, 3);
       assert.equal(state?.holders.length, 1);
       assert.equal(state?.holders[0]?.owner, 'quorum-holder');
       assert.equal(state?.holders[0]?.fencingToken, lease.fencingToken);
-      // A quorum's waiters do not register (no direct grants across nodes): not recorded.
-      assert.equal(state?.waiters, undefined);
+      assert.deepEqual(state?.waiters, [], 'nobody waits (recorded: no direct grants across nodes)');
       for (const node of state?.nodes ?? []) assert.equal(node.holders[0]?.token, lease.token);
       // One node loses the key: it says so, and the majority still shows the holder.
       const [first] = masters.servers;
@@ -496,6 +494,48 @@ describe(`inspection in quorum mode (${mode})`, () => {
       assert.deepEqual(await lh.list({ prefix: 'q:' }), [], 'a released name is not listed');
     } finally {
       await lh.close();
+    }
+  });
+
+  test("a quorum's waiters: recorded on the nodes, listed once, gone when served or when they give up", async () => {
+    const prefix = uniquePrefix('inq');
+    const options = {
+      nodes: [...masters.urls],
+      driver: testDriver,
+      notifications: testNotifications,
+      prefix,
+      ttl: 3_000,
+      ...(tracking ? {} : { retryDelay: 20 }),
+    };
+    const lh = await Leasehold.connect(options);
+    const other = await Leasehold.connect(options);
+    try {
+      const owners = async () => (await lh.inspect('q:wait'))?.waiters?.map((w) => w.owner).join();
+      const lease = await lh.acquire('q:wait', { owner: 'holder' });
+      const before = Date.now();
+      const ac = new AbortController();
+      const gaveUp = other
+        .acquire('q:wait', { owner: 'impatient', signal: ac.signal })
+        .catch((error: unknown) => error);
+      await waitFor(async () => (await owners()) === 'impatient');
+      const state = await lh.inspect('q:wait');
+      assert.equal(state?.queued, 1, 'one waiter, however many nodes record it');
+      const [w] = state?.waiters ?? [];
+      assert.ok(w?.since !== undefined && w.since >= before - 1, 'since: when it began');
+      assert.ok((w?.deadlineIn ?? 0) > 3_000, `lapses after the holder's TTL and its own (${w?.deadlineIn})`);
+      ac.abort();
+      assert.ok((await gaveUp) instanceof Error);
+      // Forgotten on every node at once.
+      await waitFor(async () => (await owners()) === '');
+      const served = other.acquire('q:wait', { owner: 'patient', timeout: 5_000 });
+      await waitFor(async () => (await owners()) === 'patient');
+      await lease.release();
+      const next = await served;
+      await waitFor(async () => (await owners()) === '');
+      assert.equal((await lh.inspect('q:wait'))?.holders[0]?.owner, 'patient');
+      await next.release();
+    } finally {
+      await Promise.all([lh.close(), other.close()]);
     }
   });
 });

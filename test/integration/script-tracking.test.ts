@@ -97,6 +97,30 @@ const cases: Case[] = [
     read: ['lock'],
   },
   {
+    name: 'acquire, recorded (no grants), granted: the holder hears of its lock key',
+    run: { script: scripts.acquireRecorded, keys: ['lock', 'fence', 'recorded'], args: ['me', TTL] },
+    must: ['lock'],
+    read: ['lock'],
+  },
+  {
+    name: 'acquire, recorded (no grants), busy: the waiter hears of the lock key, not of the record',
+    run: { script: scripts.acquireRecorded, keys: ['lock', 'fence', 'recorded'], args: ['me', TTL] },
+    setup: [['SET', '@lock', 'other', 'PX', TTL]],
+    must: ['lock'],
+    read: ['lock'],
+  },
+  {
+    name: 'multi-acquire, blocked, recording the waiter: it hears of the blocking lock key, not of the records',
+    run: {
+      script: script('multi-acquire'),
+      keys: [...multi, 'a:multi', 'b:multi', 'c:multi'],
+      args: ['me', TTL, '1'],
+    },
+    setup: [['SET', '@b', 'other', 'PX', TTL]],
+    must: ['b'],
+    read: ['a', 'b'],
+  },
+  {
     name: 'forceAcquire: the new holder hears of its lock key',
     run: { script: scripts.force, keys: ['lock', 'fence'], args: ['me', TTL] },
     setup: [['SET', '@lock', 'other', 'PX', TTL]],
