@@ -243,10 +243,23 @@ describe('leasehold dashboard in a browser', { skip }, () => {
       notifications: 'polling',
       ttl: 30_000,
     });
+    let other: Leasehold | undefined;
     try {
       await lh.acquire('payouts:eu', { owner: 'billing-worker-1' });
       await lh.acquire('cron:purge', { owner: 'cron@ops-1' });
       await lh.multiLock(['account:1', 'account:2']).acquire({ owner: 'transfer-7' });
+      // A second process waits for cron:purge: a quorum's waiters are recorded on its nodes.
+      other = await Leasehold.connect({
+        nodes: [...masters.urls],
+        prefix,
+        driver: driver as 'node-redis',
+        notifications: 'polling',
+        ttl: 30_000,
+      });
+      const ac = new AbortController();
+      const waiting = other
+        .acquire('cron:purge', { owner: 'cron@ops-2', signal: ac.signal })
+        .catch(() => undefined);
       // One node lost payouts:eu (restarted empty, say): a majority still holds it.
       await masters.everyNodeHas(`${prefix}:{payouts:eu}`);
       await command(masters.servers[0]!.port, ['DEL', `${prefix}:{payouts:eu}`]);
@@ -273,6 +286,11 @@ describe('leasehold dashboard in a browser', { skip }, () => {
           timeout: 10_000,
         });
         assert.doesNotMatch((await page.evaluate(cell('cron:purge'))) as string, /under-replicated/);
+        await page.waitForFunction(
+          `(document.querySelector('tr[data-name="cron:purge"] td.waiters')?.textContent ?? '') === 'cron@ops-2'`,
+          undefined,
+          { timeout: 10_000 },
+        );
         await page.screenshot({ path: QUORUM_SCREENSHOT });
       } finally {
         await browser.close();
@@ -280,8 +298,10 @@ describe('leasehold dashboard in a browser', { skip }, () => {
         await new Promise((resolve) => child.once('close', resolve));
       }
       assert.equal(err(), '');
+      ac.abort();
+      await waiting;
     } finally {
-      await lh.close();
+      await Promise.all([lh.close(), other?.close()]);
     }
   });
 });

@@ -178,9 +178,10 @@ describe(`inspection on one Redis (${mode})`, () => {
     // Giving up withdraws: nobody is listed any more.
     ac.abort();
     await Promise.all([second, queued, reader]);
+    // Each withdraw reaches Redis on its own: wait for all three.
     await waitFor(async () => (await owners('report'))?.length === 0);
-    assert.deepEqual(await owners('uploads'), []);
-    assert.deepEqual(await owners('config', 'rwlock'), []);
+    await waitFor(async () => (await owners('uploads'))?.length === 0);
+    await waitFor(async () => (await owners('config', 'rwlock'))?.length === 0);
     await Promise.all([next.release(), permit.release(), writer.release()]);
   });
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Lease } from '../../../src/index.ts';
 import { expectWait, ttlOf } from './oracle.ts';
-import { expectRefused, waitOptions } from './shared.ts';
+import { expectRefused, releasedOrGone, waitOptions } from './shared.ts';
 import * as space from './space.ts';
 import { materialize, type Options, show } from './space.ts';
 import { type CaseGuard, type Target, WORLD_TTL } from './world.ts';
@@ -81,7 +81,7 @@ export function multiLockProperty(target: Target, guard: CaseGuard): Promise<voi
             const state = await world.a.inspect(one, { primitive: 'mutex' });
             assert.ok(lease.lost || state?.holders[0]?.token === lease.token, `${what}: ${one} not held`);
           }
-          assert.ok((await lease.release()) || lease.lost, `${what}: release`);
+          assert.ok(await releasedOrGone(lease), `${what}: release`);
         }
         await holder?.release();
       }),

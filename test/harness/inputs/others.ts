@@ -14,6 +14,7 @@ import {
   type Primitive,
 } from '../../../src/index.ts';
 import { checkLease, expectWait, ttlOf } from './oracle.ts';
+import { releasedOrGone } from './shared.ts';
 import * as space from './space.ts';
 import { assertInputError, materialize, settle, show } from './space.ts';
 import { assertAllExpire, type CaseGuard, type Target, WORLD_TTL } from './world.ts';
@@ -229,7 +230,7 @@ export function connectProperty(target: Target, guard: CaseGuard): Promise<void>
           const state = await lh.inspect('connected');
           if (owner !== undefined && !lease.lost)
             assert.equal(state?.holders[0]?.owner, owner, `${what}: owner`);
-          assert.ok((await lease.release()) || lease.lost, `${what}: release`);
+          assert.ok(await releasedOrGone(lease), `${what}: release`);
         } finally {
           await lh.close();
         }
