@@ -320,14 +320,11 @@ export class Engine {
     const record = slot !== undefined && ticket === undefined && !join && spec.records !== undefined;
     const how = spec.acquire(keys, stored, ttl, request, join || record, ticket);
     let sentAt = monotonic();
-    if (ticket !== undefined) {
-      slot!.sent(ticket.epoch, sentAt);
-      // Registered now: the record an attempt without a ticket made goes (after this attempt).
-      if (slot!.recorded) {
-        slot!.recorded = false;
-        this.#forgetRecord(spec, name, keys, stored, ttl);
-      }
-    } else if (join && slot !== undefined) slot.registered = true;
+    // Registered by this attempt: the record an attempt without a ticket made goes once this one
+    // has been answered (sent before it, the forget would leave a moment with neither listed).
+    const registers = ticket !== undefined && slot!.recorded;
+    if (ticket !== undefined) slot!.sent(ticket.epoch, sentAt);
+    else if (join && slot !== undefined) slot.registered = true;
     else if (record) slot!.recorded = true;
     let grant: Grant;
     let gaveBack = false;
@@ -342,6 +339,11 @@ export class Engine {
       if (op !== undefined) this.#unanswered(runner, op, error, owed);
       if (this.#ctx.closed) throw new ConnectionClosedError();
       throw error;
+    } finally {
+      if (registers) {
+        slot!.recorded = false;
+        this.#forgetRecord(spec, name, keys, stored, ttl);
+      }
     }
     if ('fence' in grant && slot !== undefined) {
       if (slot.delivered) {

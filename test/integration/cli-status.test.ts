@@ -76,9 +76,11 @@ describe(`leasehold status, every primitive (${mode})`, () => {
     const other = await redis.instance(prefix, TTL);
     const ac = new AbortController();
     const waiting = other.acquire('job', { owner: 'beta', signal: ac.signal }).catch(() => undefined);
+    // The text and the JSON are two CLI runs a moment apart: until both see it.
+    const both = (s: { text: string; report: Report }) =>
+      (s.report.primitives[0]?.waiters?.length ?? 0) > 0 && /beta: waiting since/.test(s.text);
     let shown = await status(prefix, 'job');
-    for (let i = 0; i < 100 && (shown.report.primitives[0]?.waiters?.length ?? 0) === 0; i++)
-      shown = await status(prefix, 'job');
+    for (let i = 0; i < 100 && !both(shown); i++) shown = await status(prefix, 'job');
     assert.equal(shown.report.primitives[0]?.waiters?.[0]?.owner, 'beta');
     assert.match(shown.text, /waiters +1 in line, first served first\n +1\. +beta: waiting since /);
     ac.abort();
