@@ -1,7 +1,8 @@
 /**
  * The little RESP2 a subscriber connection needs (src/driver/glide-watch.ts): commands written as
- * arrays of bulk strings, replies read incrementally. Errors come back as Error values.
+ * arrays of bulk strings, replies read incrementally (the test harness's raw commands use it too).
  */
+/** A decoded RESP2 reply: bulk and simple strings as text, errors as `Error` values. */
 export type Reply = string | number | null | Error | Reply[];
 
 export function encode(args: readonly string[]): string {
@@ -24,7 +25,7 @@ export function readReplies(buffer: Buffer): { replies: Reply[]; rest: Buffer } 
 }
 
 /** One reply starting at `start`, or undefined when it has not fully arrived. */
-function parse(buffer: Buffer, start: number): { value: Reply; end: number } | undefined {
+export function parse(buffer: Buffer, start: number): { value: Reply; end: number } | undefined {
   const eol = buffer.indexOf('\r\n', start);
   if (eol < 0) return undefined;
   const type = String.fromCharCode(buffer[start] ?? 0);

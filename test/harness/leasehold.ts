@@ -1,4 +1,7 @@
+import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isDeepStrictEqual } from 'node:util';
 import { type ConnectOptions, Leasehold } from '../../src/index.ts';
 import { FaultProxy } from './proxy.ts';
 import { RedisServer } from './redis-server.ts';
@@ -124,3 +127,15 @@ export function counts(lh: Leasehold): {
 
 /** `counts()` of an instance that holds, waits for and watches nothing. */
 export const IDLE = { held: 0, waiting: 0, watchedKeys: 0, renewing: 0 };
+
+/**
+ * Asserts that `lh` comes back to IDLE once every lease is released. It may take one round trip:
+ * an attempt that was on its way when a direct grant handed the waiter its lease keeps the key
+ * watched until its reply (found the grant, handed nothing out) arrives, and that reply can reach
+ * the process after the caller's release does (polling, CI: one run in 40).
+ */
+export async function assertIdle(lh: Leasehold, within = 2_000): Promise<void> {
+  const deadline = Date.now() + within;
+  while (!isDeepStrictEqual(counts(lh), IDLE) && Date.now() < deadline) await sleep(5);
+  assert.deepEqual(counts(lh), IDLE);
+}

@@ -1,7 +1,8 @@
 import { createConnection } from 'node:net';
+// The library's own RESP2 reader (src/driver/resp.ts, for its GLIDE Watch): one parser for both.
+import { encode as encodeCommand, parse, type Reply } from '../../src/driver/resp.ts';
 
-/** A decoded RESP2 reply: bulk and simple strings as text, errors as `Error` values. */
-export type Reply = string | number | null | Error | Reply[];
+export type { Reply };
 
 /**
  * Sends commands to one port over one fresh connection (pipelined, so `WAIT` sees the `SET` before
@@ -75,48 +76,9 @@ export function pairs(reply: Reply): Record<string, string> {
 }
 
 function encode(args: (string | number)[]): string {
-  let out = `*${args.length}\r\n`;
-  for (const arg of args) out += `$${Buffer.byteLength(String(arg))}\r\n${arg}\r\n`;
-  return out;
+  return encodeCommand(args.map(String));
 }
 
 function describe(commands: (string | number)[][]): string {
   return commands.map((args) => args.join(' ')).join('; ');
-}
-
-function parse(buffer: Buffer, start: number): { value: Reply; end: number } | undefined {
-  const lineEnd = buffer.indexOf('\r\n', start);
-  if (lineEnd === -1) return undefined;
-  const type = String.fromCharCode(buffer[start] ?? 0);
-  const line = buffer.toString('utf8', start + 1, lineEnd);
-  const next = lineEnd + 2;
-  switch (type) {
-    case '+':
-      return { value: line, end: next };
-    case '-':
-      return { value: new Error(line), end: next };
-    case ':':
-      return { value: Number(line), end: next };
-    case '$': {
-      const length = Number(line);
-      if (length < 0) return { value: null, end: next };
-      if (buffer.length < next + length + 2) return undefined;
-      return { value: buffer.toString('utf8', next, next + length), end: next + length + 2 };
-    }
-    case '*': {
-      const length = Number(line);
-      if (length < 0) return { value: null, end: next };
-      const items: Reply[] = [];
-      let end = next;
-      for (let i = 0; i < length; i++) {
-        const item = parse(buffer, end);
-        if (item === undefined) return undefined;
-        items.push(item.value);
-        end = item.end;
-      }
-      return { value: items, end };
-    }
-    default:
-      throw new Error(`unexpected RESP type byte ${JSON.stringify(type)}`);
-  }
 }

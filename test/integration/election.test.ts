@@ -12,9 +12,9 @@ import {
 } from '../../src/index.ts';
 import {
   aborted,
+  assertIdle,
   connect,
   counts,
-  IDLE,
   mode,
   tracking,
   uniquePrefix,
@@ -310,7 +310,7 @@ describe(`election (${mode})`, () => {
     assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
     assert.equal(await command(redis.server.port, ['EXISTS', `${prefix}:{close}:election`]), 0);
     await assert.rejects(lh.election('close').leader(), ConnectionClosedError);
-    assert.deepEqual(counts(lh), IDLE);
+    await assertIdle(lh);
     assert.ok(timers() <= baseline, 'no timers left behind');
   });
 });

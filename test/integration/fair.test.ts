@@ -5,9 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ConnectionClosedError, type Lease, LockReleasedError, LockTimeoutError } from '../../src/index.ts';
 import {
   aborted,
+  assertIdle,
   connect,
-  counts,
-  IDLE,
   mode,
   tracking,
   uniquePrefix,
@@ -192,7 +191,7 @@ describe(`fair lock (${mode})`, () => {
     assert.equal(await queued(prefix, 'close'), 0, 'the waiter left the queue');
     assert.equal(await command(redis.server.port, ['EXISTS', `${prefix}:{close}:fair`]), 0);
     await assert.rejects(lock.acquire(), ConnectionClosedError);
-    assert.deepEqual(counts(lh), IDLE);
+    await assertIdle(lh);
     assert.ok(timers() <= baseline, 'no timers left behind');
   });
 });

@@ -30,6 +30,13 @@ const address = (url: string) => {
   const { hostname, port } = new URL(url);
   return { host: hostname, port: Number(port) };
 };
+/** Until inspection lists a waiter of `name` (registered for a grant, or recorded), 5 s at most. */
+async function listed(lh: Leasehold, name: string, what: string): Promise<void> {
+  const waiting = async () => {
+    while (((await lh.inspect(name))?.waiters?.length ?? 0) === 0) await new Promise((r) => setTimeout(r, 5));
+  };
+  await within(waiting(), 5_000, what);
+}
 async function clients(port: number): Promise<number> {
   return (
     String(await command(port, ['CLIENT', 'LIST']))
@@ -57,14 +64,7 @@ describe('Valkey GLIDE', { skip }, () => {
     const held = await a.acquire('payout');
     const waiting = b.acquire('payout', { timeout: 20_000 });
     // Registered for a grant: its second attempt (the first finds the lock held) is in the queue.
-    await within(
-      (async () => {
-        while (((await b.inspect('payout'))?.waiters?.length ?? 0) === 0)
-          await new Promise((r) => setTimeout(r, 5));
-      })(),
-      5_000,
-      'the waiter registered for a grant',
-    );
+    await listed(b, 'payout', 'the waiter registered for a grant');
     const released = performance.now();
     await held.release();
     const lease = await within(waiting, 2_000, 'the granted waiter');
@@ -129,14 +129,7 @@ describe('Valkey GLIDE', { skip }, () => {
     const held = await lh.acquire('job');
     const waiting = other.acquire('job', { timeout: 2_000 });
     // No grant subscription: the waiter is recorded for inspection instead of registered.
-    await within(
-      (async () => {
-        while (((await lh.inspect('job'))?.waiters?.length ?? 0) === 0)
-          await new Promise((r) => setTimeout(r, 5));
-      })(),
-      2_000,
-      'the waiter recorded',
-    );
+    await listed(lh, 'job', 'the waiter recorded');
     const channels = await command(redis.server.port, ['PUBSUB', 'CHANNELS', `${prefix}:grants:*`]);
     assert.deepEqual(channels, [], 'nobody subscribed to grants');
     await held.release();
@@ -228,14 +221,7 @@ describe('Valkey GLIDE on Redis Cluster', { skip }, () => {
     for (const name of ['a', 'b', 'c', 'd', 'e', 'f']) {
       const held = await a.acquire(name);
       const waiting = b.acquire(name, { timeout: 20_000 });
-      await within(
-        (async () => {
-          while (((await b.inspect(name))?.waiters?.length ?? 0) === 0)
-            await new Promise((r) => setTimeout(r, 5));
-        })(),
-        5_000,
-        `${name}: the waiter registered`,
-      );
+      await listed(b, name, `${name}: the waiter registered`);
       await held.release();
       const lease = await within(waiting, 2_000, `${name}: granted`);
       await lease.release();

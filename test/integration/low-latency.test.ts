@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { counts, IDLE, mode, uniquePrefix, useRedis } from '../harness/leasehold.ts';
+import { assertIdle, mode, uniquePrefix, useRedis } from '../harness/leasehold.ts';
 import { info } from '../harness/resp.ts';
 
 const redis = useRedis();
@@ -35,7 +35,7 @@ describe(`low-latency mode (${mode})`, () => {
     await held.release();
     const lease = await waiting;
     await lease.release();
-    assert.deepEqual(counts(waiter), IDLE);
+    await assertIdle(waiter);
   });
 
   test('no PING for an acquisition that does not wait, nor after the last wait ended', async () => {

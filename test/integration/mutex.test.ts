@@ -9,9 +9,8 @@ import {
 } from '../../src/index.ts';
 import {
   aborted,
+  assertIdle,
   connect,
-  counts,
-  IDLE,
   lockKey,
   mode,
   tracking,
@@ -182,7 +181,7 @@ describe(`mutex (${mode})`, () => {
     const lh = await instance(uniquePrefix());
     const reason = new Error('stop');
     await assert.rejects(lh.acquire('x', { signal: AbortSignal.abort(reason) }), (e) => e === reason);
-    assert.deepEqual(counts(lh), IDLE);
+    await assertIdle(lh);
   });
 
   test('a waiter cancelled by its signal rejects and leaves nothing behind', async () => {
@@ -296,7 +295,7 @@ describe(`mutex (${mode})`, () => {
     await sleep(20);
     await lease.release();
     await Promise.all(waiters);
-    for (const lh of [a, b]) assert.deepEqual(counts(lh), IDLE);
+    for (const lh of [a, b]) await assertIdle(lh);
     // Every waiter removed its abort listener: aborting now reaches nobody.
     let called = 0;
     controller.signal.addEventListener('abort', () => called++);

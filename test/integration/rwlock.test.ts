@@ -6,9 +6,8 @@ import { ConnectionClosedError, type Lease, LockReleasedError, LockTimeoutError 
 import { rwKey } from '../harness/grants.ts';
 import {
   aborted,
+  assertIdle,
   connect,
-  counts,
-  IDLE,
   mode,
   tracking,
   uniquePrefix,
@@ -223,7 +222,7 @@ describe(`read-write lock (${mode})`, () => {
     assert.equal(await command(redis.server.port, ['ZCARD', `${prefix}:{close}:rw:readers`]), 0);
     assert.equal(await command(redis.server.port, ['ZCARD', `${prefix}:{close}:rw:waiting`]), 0);
     await assert.rejects(rw.read(), ConnectionClosedError);
-    assert.deepEqual(counts(lh), IDLE);
+    await assertIdle(lh);
     assert.ok(timers() <= baseline, 'no timers left behind');
   });
 });

@@ -5,9 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ConnectionClosedError, Leasehold, LockReleasedError, LockTimeoutError } from '../../src/index.ts';
 import {
   aborted,
+  assertIdle,
   connect,
-  counts,
-  IDLE,
   mode,
   testDriver,
   testNotifications,
@@ -201,7 +200,7 @@ describe(`semaphore (${mode})`, () => {
     assert.equal(await command(redis.server.port, ['ZCARD', `${prefix}:{close}:sem`]), 0);
     await assert.rejects(sem.acquire(), ConnectionClosedError);
     await assert.rejects(sem.count(), ConnectionClosedError);
-    assert.deepEqual(counts(lh), IDLE);
+    await assertIdle(lh);
     assert.ok(timers() <= baseline, 'no timers left behind');
   });
 
@@ -217,6 +216,6 @@ describe(`semaphore (${mode})`, () => {
     await held.release();
     for (const w of waiters) await (await w).release();
     assert.equal(getEventListeners(controller.signal, 'abort').length, 0, 'signal listeners removed');
-    assert.deepEqual(counts(lh), IDLE);
+    await assertIdle(lh);
   });
 });
