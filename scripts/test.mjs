@@ -233,6 +233,10 @@ for (const { suite, files, env, runtime } of runs()) {
       '--test-concurrency=2',
       // A hung test fails after 3 minutes instead of stalling the whole run.
       '--test-timeout=180000',
+      // A file whose tests have all ended exits even if a failed test left a client open (its
+      // reconnect timers would keep the process, and the run, alive until the watchdog): the
+      // failure is then reported instead of hidden behind "did not finish" (CI rehearsal).
+      '--test-force-exit',
       '--test-reporter=spec',
       ...files,
     ],

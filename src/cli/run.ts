@@ -50,7 +50,8 @@ The command's environment also has:
   LEASEHOLD_FENCING_TOKEN   this holder's fencing token: pass it to what the lock protects
 
 Exit status: the command's own; 128+N when signal N ended it; 75 not acquired;
-76 lock lost (command terminated); 69 Redis unreachable; 64 usage; 126/127 command not runnable.
+76 lock lost (command terminated, or never started); 69 Redis unreachable; 64 usage;
+126/127 command not runnable.
 With --json, leasehold's own events are JSON lines on stderr (stdout stays the command's).
 `;
 
@@ -196,6 +197,16 @@ interface Outcome {
 
 async function supervise(lease: Lease, command: string[], grace: number, report: Report): Promise<number> {
   const [file, ...args] = command as [string, ...string[]];
+  // Reading the signal checks the lease's validity: a lease whose validity ran out since it was
+  // granted (a TTL of a few ms, a stalled machine) is lost now, and its signal aborted before any
+  // listener could hear it. The command must not start without the lock.
+  const leaseSignal = lease.signal;
+  if (leaseSignal.aborted) {
+    const reason = leaseSignal.reason as Error;
+    report('lost', { error: reason.message, pid: null }, `${reason.message}; ${file} not started`);
+    report('exit', { code: null, signal: null, lost: true, released: false }, undefined);
+    return EXIT.lost;
+  }
   const child: ChildProcess = spawn(file, args, {
     stdio: 'inherit',
     env: { ...process.env, LEASEHOLD_LOCK: lease.name, LEASEHOLD_FENCING_TOKEN: String(lease.fencingToken) },
@@ -212,7 +223,7 @@ async function supervise(lease: Lease, command: string[], grace: number, report:
   let lost = false;
   let cancelKill: (() => void) | undefined;
   const onAbort = () => {
-    if (!lease.lost) return;
+    if (lost || !lease.lost) return;
     lost = true;
     const reason = lease.signal.reason as Error;
     report(
@@ -224,12 +235,15 @@ async function supervise(lease: Lease, command: string[], grace: number, report:
     // after(): --grace may be inf (never SIGKILL) or beyond setTimeout's 2^31-1 ms.
     cancelKill = after(grace, () => forward('SIGKILL' as Forwarded), { ref: true });
   };
-  lease.signal.addEventListener('abort', onAbort, { once: true });
+  leaseSignal.addEventListener('abort', onAbort, { once: true });
   report('started', { pid: child.pid, command }, undefined);
+  // Lost while the command was being spawned (spawn blocks for milliseconds): the event has
+  // fired already, or fires now as reading `lost` checks the validity (onAbort acts once).
+  if (lease.lost) onAbort();
 
   const outcome = await exited;
   cancelKill?.();
-  lease.signal.removeEventListener('abort', onAbort);
+  leaseSignal.removeEventListener('abort', onAbort);
   for (const signal of FORWARDED) process.off(signal, forward);
   const released = await lease.release().catch((error: unknown) => {
     report('release-failed', { error: String(error) }, `could not release "${lease.name}": ${String(error)}`);

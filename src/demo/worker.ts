@@ -17,11 +17,14 @@ say({ type: 'ready', pid: process.pid });
 for (;;) {
   const lease = await lh.acquire('report', { timeout: 30_000 });
   say({ type: 'acquired', fencingToken: String(lease.fencingToken) });
-  const lost = new Promise<string>((resolve) =>
-    lease.signal.addEventListener('abort', () => resolve(String((lease.signal.reason as Error).message)), {
-      once: true,
-    }),
-  );
+  // Reading the signal checks validity: a lease that lapsed before this line is aborted already,
+  // and an 'abort' listener added now would never run.
+  const { signal } = lease;
+  const lost = new Promise<string>((resolve) => {
+    const lostWith = () => resolve(String((signal.reason as Error).message));
+    if (signal.aborted) lostWith();
+    else signal.addEventListener('abort', lostWith, { once: true });
+  });
   const work = new Promise<'done'>((resolve) => setTimeout(() => resolve('done'), 300));
   const outcome = await Promise.race([work, lost]);
   if (outcome === 'done') {

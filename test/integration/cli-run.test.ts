@@ -4,6 +4,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { MAIN } from '../harness/cli.ts';
 import { type CliProcess, HOLDER, js, startCli, tokenOf } from '../harness/cli-process.ts';
@@ -13,6 +16,8 @@ import { RedisServer } from '../harness/redis-server.ts';
 import { command } from '../harness/resp.ts';
 
 const NODE = process.execPath;
+/** Preload that stalls the CLI's event loop once it has a lease (test/harness/fixtures). */
+const STALL = new URL('../harness/fixtures/stall-on-acquire.mjs', import.meta.url).href;
 
 let server: RedisServer;
 before(async () => {
@@ -124,6 +129,38 @@ describe('leasehold CLI', () => {
       ['acquired', 'started', 'lost', 'exit'],
     );
     assert.equal((events[3] as unknown as { signal: string }).signal, 'SIGKILL');
+  });
+
+  test('run: a lease that lapsed before the command could start: the command never runs; exit 76', async () => {
+    // Before the fix the lease's signal had aborted before `run` listened to it: the command ran
+    // without the lock, and `run` never heard of the loss (CI: a --ttl 12 case left running).
+    const prefix = uniquePrefix('cli');
+    const marker = join(tmpdir(), `leasehold-not-started-${process.pid}-${prefix}`);
+    const run = cli(
+      prefix,
+      [
+        'run',
+        'job',
+        '--ttl',
+        '12',
+        '--json',
+        '--',
+        ...js(`require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`),
+      ],
+      { NODE_OPTIONS: `--import=${STALL}`, LEASEHOLD_TEST_STALL_MS: '60' },
+    );
+    assert.equal(await within(run.done, 15_000, 'run'), 76, run.stderr);
+    const events = run.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { event: string; error?: string; pid?: number | null });
+    assert.deepEqual(
+      events.map((e) => e.event),
+      ['acquired', 'lost', 'exit'],
+    );
+    assert.match(events[1]?.error ?? '', /validity ran out/);
+    assert.equal(events[1]?.pid, null);
+    assert.equal(existsSync(marker), false, 'the command ran without the lock');
   });
 
   test('run: SIGINT to leasehold reaches the command, and the lock is released', async () => {

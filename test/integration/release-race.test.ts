@@ -23,29 +23,35 @@ describe(`release() racing renewals (${mode})`, () => {
     lh.on('extended', () => {
       extended += 1;
     });
-    redis.proxy.setLatency(4);
-    // Renewals run from about TTL/6 after the acquisition, every TTL/3 after that: release at
-    // random points across the first three renewal rounds.
-    const releaseAt = () => TTL / 8 + Math.random() * TTL;
-    const outcomes = await Promise.all(
-      Array.from({ length: LEASES }, async (_, i) => {
-        await sleep(Math.floor(i / 10));
-        const lease: Lease = await lh.acquire(`n${i}`, { timeout: 5_000 });
-        await sleep(releaseAt());
-        const released = await lease.release();
-        return { lease, released };
-      }),
-    );
-    redis.proxy.setLatency(0);
-    assert.ok(extended > LEASES / 4, `renewals ran during the releases (${extended})`);
-    assert.deepEqual(lost, [], 'no lease was reported lost');
-    for (const { lease, released } of outcomes) {
-      assert.equal(released, true, `${lease.name}: release() found the lock held`);
-      assert.ok(lease.signal.reason instanceof LockReleasedError, `${lease.name}: ${lease.signal.reason}`);
-      assert.equal(lease.lost, false);
+    // Closed whatever happens: a failed assertion must not leave a client reconnecting to the
+    // stopped proxy, which keeps this file's process alive (CI: the whole run hung on it).
+    try {
+      redis.proxy.setLatency(4);
+      // Renewals run from about TTL/6 after the acquisition, every TTL/3 after that: release at
+      // random points across the first three renewal rounds.
+      const releaseAt = () => TTL / 8 + Math.random() * TTL;
+      const outcomes = await Promise.all(
+        Array.from({ length: LEASES }, async (_, i) => {
+          await sleep(Math.floor(i / 10));
+          const lease: Lease = await lh.acquire(`n${i}`, { timeout: 5_000 });
+          await sleep(releaseAt());
+          const released = await lease.release();
+          return { lease, released };
+        }),
+      );
+      redis.proxy.setLatency(0);
+      assert.ok(extended > LEASES / 4, `renewals ran during the releases (${extended})`);
+      assert.deepEqual(lost, [], 'no lease was reported lost');
+      for (const { lease, released } of outcomes) {
+        assert.equal(released, true, `${lease.name}: release() found the lock held`);
+        assert.ok(lease.signal.reason instanceof LockReleasedError, `${lease.name}: ${lease.signal.reason}`);
+        assert.equal(lease.lost, false);
+      }
+      // A second release has nothing left to release.
+      assert.equal(await outcomes[0]?.lease.release(), false);
+    } finally {
+      redis.proxy.setLatency(0);
+      await lh.close();
     }
-    // A second release has nothing left to release.
-    assert.equal(await outcomes[0]?.lease.release(), false);
-    await lh.close();
   });
 });
