@@ -11,7 +11,13 @@ import { connect, mode, uniquePrefix, useRedis } from '../harness/leasehold.ts';
 
 const redis = useRedis({ proxy: true });
 
-const TTL = 150;
+// 600 ms, not less: every lease's validity must outlast a stall of the loaded machine (this file's
+// process also runs the proxy; CI ran two files at once): at 150 ms the first leases of the
+// burst lost their validity before any renewal came back (CI rehearsal, ioredis, one run in
+// three). The latency scales with it, so each release stays in flight for a tenth of a renewal
+// interval, as before.
+const TTL = 600;
+const LATENCY = 10;
 const LEASES = 300;
 
 describe(`release() racing renewals (${mode})`, () => {
@@ -26,7 +32,7 @@ describe(`release() racing renewals (${mode})`, () => {
     // Closed whatever happens: a failed assertion must not leave a client reconnecting to the
     // stopped proxy, which keeps this file's process alive (CI: the whole run hung on it).
     try {
-      redis.proxy.setLatency(4);
+      redis.proxy.setLatency(LATENCY);
       // Renewals run from about TTL/6 after the acquisition, every TTL/3 after that: release at
       // random points across the first three renewal rounds.
       const releaseAt = () => TTL / 8 + Math.random() * TTL;
