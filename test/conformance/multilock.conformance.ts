@@ -27,7 +27,7 @@ export interface MultiTarget {
   del(key: string): Promise<void>;
   /** Sets a key with a TTL (on every node that may hold it): a foreign holder. */
   setWithTtl(key: string, value: string, ttl: number): Promise<void>;
-  /** Whether the key exists (on any node). */
+  /** Whether the key exists (on any node; see quorumTarget for a give-back on its way). */
   exists(key: string): Promise<boolean>;
   close(): Promise<void>;
   /** The names this run uses for the letters a, b, c... (hash-tagged ones on a Cluster). */
