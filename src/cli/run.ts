@@ -225,7 +225,7 @@ async function supervise(lease: Lease, command: string[], grace: number, report:
   const onAbort = () => {
     if (lost || !lease.lost) return;
     lost = true;
-    const reason = lease.signal.reason as Error;
+    const reason = leaseSignal.reason as Error;
     report(
       'lost',
       { error: reason.message, pid: child.pid },

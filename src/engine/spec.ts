@@ -60,7 +60,8 @@ export interface Spec<K = unknown, R = undefined> {
    * waiters, a mutex's waiters where no direct grant registers them: a quorum, the memory
    * backend, a client without subscriptions): `acquire` is passed `join` and records the waiter
    * when it finds the lock held, with a record that lapses only after the retry hint its busy
-   * reply gives, so the attempts the waiter makes anyway keep it and recording adds no command.
+   * reply gives, so the attempts the waiter makes anyway keep it and recording adds no round trip
+   * (the record's writes run inside those scripts: bench/idle-records.ts).
    * One stored value for the whole wait, as for `registers`; `withdraw` forgets the record when
    * the waiter gives up (on every node of a quorum). Used where `grants` are not.
    */
