@@ -7,7 +7,8 @@
 // suites (default: integration,fault). LEASEHOLD_TEST_ENVS narrows
 // the other suites' matrix, e.g. `LEASEHOLD_TEST_ENVS=node-redis+tracking` (CI's second runtime).
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -46,8 +47,9 @@ if (major < 22 || (major === 22 && minor < 12)) {
 
 const suites = process.argv.slice(2);
 /**
- * `bun`: the integration suite on Bun (node-redis + tracking), each file in a Bun process of its
- * own as node's runner gives each file one (a file that leaves process-wide state behind must not
+ * `bun`: the integration suite on Bun (node-redis + tracking) but for the files that run in the
+ * first environment only (ONCE, below), each file in a Bun process of its own as node's runner
+ * gives each file one (a file that leaves process-wide state behind must not
  * fail the next), two at a time. `bun test` runs node:test files as they are; its default 5 s
  * test timeout is raised to the suite's 3 minutes. Bun comes from the npm registry
  * (scripts/runtimes.sh bun) when .runtimes/ has none. The fault suite does not run there: its
@@ -108,19 +110,21 @@ function serverOf(line) {
 }
 
 /**
- * Integration files about the command line (its flags, messages, output): they run in the first
- * environment of the matrix only. The CLI drives the same drivers as the library, whose own suites
- * run in every environment; running them three times cost about two minutes of CI for nothing.
+ * Integration files that run in the first environment of the matrix only: those about the command
+ * line (its flags, messages, output), which drives the same drivers as the library, whose own
+ * suites run in every environment (running them three times cost about two minutes of CI for
+ * nothing), and tls, which runs each of its cases on both drivers itself. Bun runs the others.
  */
 const ONCE =
-  /^(cli-run|cli-views|cli-inputs-(run|views)|cli-messages|cli-status|cli-release|cli-topologies|dashboard|demo)\.test\.ts$/;
+  /^(cli-run|cli-views|cli-inputs-(run|views)|cli-messages|cli-status|cli-release|cli-topologies|dashboard|demo|tls)\.test\.ts$/;
 
 /** Every run to make: a label, the files, and the environment. */
 function runs() {
   const out = [];
   for (const suite of wanted) {
     if (suite === 'bun') {
-      out.push({ suite, files: testFiles(join('test', 'integration')), env: BUN_ENV, runtime: 'bun' });
+      const files = testFiles(join('test', 'integration')).filter((file) => !ONCE.test(basename(file)));
+      out.push({ suite, files, env: BUN_ENV, runtime: 'bun' });
       continue;
     }
     if (suite !== 'servers') {
@@ -208,6 +212,8 @@ function defaultServer() {
 }
 
 defaultServer();
+/** Where each run's file times go (test/harness/file-times.mjs), to print where its time went. */
+const timesFile = join(mkdtempSync(join(tmpdir(), 'leasehold-times-')), 'times.tsv');
 let failed = false;
 const totals = { passed: 0, failed: 0, skipped: 0 };
 for (const { suite, files, env, runtime } of runs()) {
@@ -238,14 +244,37 @@ for (const { suite, files, env, runtime } of runs()) {
       // failure is then reported instead of hidden behind "did not finish" (CI rehearsal).
       '--test-force-exit',
       '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=./test/harness/file-times.mjs',
+      `--test-reporter-destination=${timesFile}`,
       ...files,
     ],
     { ...process.env, ...env },
   );
   if (status !== 0) failed = true;
+  printSlowest();
 }
 console.log(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
 process.exit(failed ? 1 : 0);
+
+/**
+ * The run's slowest test files and the sum over all of them (file time: a file's top-level tests
+ * one after another; the run's wall time is about half of the sum, two files at a time), so that
+ * a CI log says where its minutes went.
+ */
+function printSlowest() {
+  let rows;
+  try {
+    rows = readFileSync(timesFile, 'utf8').trim().split('\n').filter(Boolean);
+    rmSync(timesFile);
+  } catch {
+    return;
+  }
+  const seconds = (row) => Number(row.split('\t')[0]) / 1000;
+  const total = rows.reduce((sum, row) => sum + seconds(row), 0);
+  const slowest = rows.slice(0, 5).map((row) => `${basename(row.split('\t')[1])} ${seconds(row).toFixed(1)} s`);
+  console.log(`file time ${total.toFixed(0)} s; slowest: ${slowest.join(', ')}`);
+}
 
 /** Runs node's test runner, echoing its output and adding up its closing counts. */
 function run(args, env) {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { MAIN } from './cli.ts';
+import { CLI } from './cli.ts';
 import { testDriver } from './leasehold.ts';
 import { reapOnExit } from './reaper.ts';
 
@@ -30,7 +30,7 @@ export function startCli(
   const [sub = '', ...rest] = args;
   const child = spawn(
     NODE,
-    ['--import', 'tsx', MAIN, sub, '--redis', url, '--prefix', prefix, '--driver', testDriver, ...rest],
+    [...CLI, sub, '--redis', url, '--prefix', prefix, '--driver', testDriver, ...rest],
     { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } },
   );
   reapOnExit(child);

@@ -12,6 +12,7 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { Leasehold } from '../../src/index.ts';
+import { CLI } from '../harness/cli.ts';
 import { type Cli, clean, output, PROBE_MS } from '../harness/inputs/cli-checks.ts';
 import { type DurationText, infinite, malformed, meaning } from '../harness/inputs/cli-space.ts';
 import { show } from '../harness/inputs/space.ts';
@@ -19,25 +20,12 @@ import { lockKey, testDriver, uniquePrefix, useRedis, within } from '../harness/
 import { reapOnExit } from '../harness/reaper.ts';
 import { command, info } from '../harness/resp.ts';
 
-const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 const redis = useRedis();
 
 function cli(prefix: string, args: string[]): Cli {
   const child = spawn(
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      MAIN,
-      'run',
-      '--redis',
-      redis.server.url,
-      '--prefix',
-      prefix,
-      '--driver',
-      testDriver,
-      ...args,
-    ],
+    [...CLI, 'run', '--redis', redis.server.url, '--prefix', prefix, '--driver', testDriver, ...args],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   reapOnExit(child);

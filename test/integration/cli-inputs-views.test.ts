@@ -9,6 +9,7 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { Leasehold } from '../../src/index.ts';
+import { CLI } from '../harness/cli.ts';
 import { type Cli, clean, output, PROBE_MS } from '../harness/inputs/cli-checks.ts';
 import * as space from '../harness/inputs/space.ts';
 import { show } from '../harness/inputs/space.ts';
@@ -16,7 +17,6 @@ import { aborted, lockKey, testDriver, uniquePrefix, useRedis, within } from '..
 import { reapOnExit } from '../harness/reaper.ts';
 import { command } from '../harness/resp.ts';
 
-const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 const redis = useRedis();
 
 describe('leasehold run: every duration flag does what docs/cli.md says', () => {
@@ -31,18 +31,7 @@ describe('leasehold run: every duration flag does what docs/cli.md says', () => 
     ]) {
       const view = spawn(
         process.execPath,
-        [
-          '--import',
-          'tsx',
-          MAIN,
-          ...sub,
-          '--redis',
-          redis.server.url,
-          '--prefix',
-          prefix,
-          '--driver',
-          testDriver,
-        ],
+        [...CLI, ...sub, '--redis', redis.server.url, '--prefix', prefix, '--driver', testDriver],
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
       reapOnExit(view);
@@ -132,19 +121,7 @@ async function run(
   const [sub = '', ...rest] = args;
   const child = spawn(
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      MAIN,
-      sub,
-      '--redis',
-      redis.server.url,
-      '--prefix',
-      prefix,
-      '--driver',
-      testDriver,
-      ...rest,
-    ],
+    [...CLI, sub, '--redis', redis.server.url, '--prefix', prefix, '--driver', testDriver, ...rest],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   reapOnExit(child);

@@ -7,10 +7,9 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, test } from 'node:test';
+import { CLI } from '../harness/cli.ts';
 import { useRedis, within } from '../harness/leasehold.ts';
 import { reapOnExit } from '../harness/reaper.ts';
-
-const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 
 const redis = useRedis();
 
@@ -22,7 +21,7 @@ interface Outcome {
 
 /** Runs `leasehold <args>` to completion (or until `until` is in stdout, then stops it). */
 async function leasehold(args: string[], env: NodeJS.ProcessEnv = {}, until?: string): Promise<Outcome> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+  const child = spawn(process.execPath, [...CLI, ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   });

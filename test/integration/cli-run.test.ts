@@ -1,6 +1,6 @@
-// `leasehold run` end to end: real CLI processes (run from source through tsx, so no build is
-// needed) against a redis-server this file starts, with real child commands; and what every
-// command does with --help, bad usage and an unreachable Redis.
+// `leasehold run` end to end: real CLI processes (the build when it is fresh, else the source
+// through tsx: test/harness/cli.ts) against a redis-server this file starts, with real child
+// commands; and what every command does with --help, bad usage and an unreachable Redis.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { MAIN } from '../harness/cli.ts';
+import { CLI } from '../harness/cli.ts';
 import { type CliProcess, HOLDER, js, startCli, tokenOf } from '../harness/cli-process.ts';
 import { lockKey, uniquePrefix, within } from '../harness/leasehold.ts';
 import { until } from '../harness/poll.ts';
@@ -182,7 +182,7 @@ describe('leasehold CLI', () => {
   });
   test('--help works for every command; bad usage exits 64; an unreachable Redis exits 69', async () => {
     for (const sub of ['run', 'status', 'release', 'watch', 'top', 'demo', 'bench']) {
-      const help = spawn(NODE, ['--import', 'tsx', MAIN, sub, '--help'], {
+      const help = spawn(NODE, [...CLI, sub, '--help'], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
@@ -195,7 +195,7 @@ describe('leasehold CLI', () => {
     }
     const bad = cli('x', ['run', 'job', '--ttl', 'soon', '--', 'true']);
     assert.equal(await bad.done, 64);
-    const down = spawn(NODE, ['--import', 'tsx', MAIN, 'status', 'job', '--redis', 'redis://127.0.0.1:1'], {
+    const down = spawn(NODE, [...CLI, 'status', 'job', '--redis', 'redis://127.0.0.1:1'], {
       stdio: 'ignore',
     });
     const [code] = await once(down, 'close');

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createConnection, createServer } from 'node:net';
 import { describe, test } from 'node:test';
-import { type CliOutcome, leasehold, MAIN } from '../harness/cli.ts';
+import { CLI, type CliOutcome, leasehold } from '../harness/cli.ts';
 import { mode, testDriver, uniquePrefix, useRedis, within } from '../harness/leasehold.ts';
 import { freePort } from '../harness/ports.ts';
 import { reapOnExit } from '../harness/reaper.ts';
@@ -140,7 +140,7 @@ describe(`no password in any output of any subcommand (${mode})`, () => {
 async function startDashboard(): Promise<{ child: ChildProcess; url: URL }> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', MAIN, 'dashboard', '--port', '0', '--redis', right(), '--driver', testDriver],
+    [...CLI, 'dashboard', '--port', '0', '--redis', right(), '--driver', testDriver],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   reapOnExit(child);

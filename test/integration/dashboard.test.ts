@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Leasehold } from '../../src/index.ts';
+import { CLI } from '../harness/cli.ts';
 import { uniquePrefix } from '../harness/leasehold.ts';
 import { startMasters } from '../harness/masters.ts';
 import { reapOnExit } from '../harness/reaper.ts';
@@ -17,7 +18,6 @@ import { RedisServer } from '../harness/redis-server.ts';
 import { command } from '../harness/resp.ts';
 import { Worker } from '../harness/worker.ts';
 
-const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 const WORKER = new URL('./workers/dashboard-worker.ts', import.meta.url).pathname;
 const SCREENSHOT =
   process.env['LEASEHOLD_SCREENSHOT'] ?? join(tmpdir(), `leasehold-dashboard-${process.pid}.png`);
@@ -57,20 +57,7 @@ async function dashboard(
 ): Promise<{ url: string; child: ChildProcess; err: () => string }> {
   const child = spawn(
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      MAIN,
-      'dashboard',
-      ...target,
-      '--prefix',
-      prefix,
-      '--driver',
-      driver,
-      '--port',
-      '0',
-      ...args,
-    ],
+    [...CLI, 'dashboard', ...target, '--prefix', prefix, '--driver', driver, '--port', '0', ...args],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   reapOnExit(child);

@@ -5,17 +5,16 @@ import { execFile } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { addUserWithoutTracking } from '../harness/acl.ts';
+import { CLI } from '../harness/cli.ts';
 import { mode, testDriver, tracking, useRedis } from '../harness/leasehold.ts';
 import { redisServerVersion } from '../harness/server-binary.ts';
-
-const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 
 const redis = useRedis({ prepare: (server) => addUserWithoutTracking(server.port) });
 
 /** Runs `leasehold doctor --json` against `url`; resolves with the exit code and the report. */
 async function doctor(url: string): Promise<{ code: number; report: Record<string, unknown> }> {
   const run = promisify(execFile);
-  const args = ['--import', 'tsx', MAIN, 'doctor', '--redis', url, '--driver', testDriver, '--json'];
+  const args = [...CLI, 'doctor', '--redis', url, '--driver', testDriver, '--json'];
   const { code, stdout } = await run(process.execPath, args).then(
     ({ stdout }) => ({ code: 0, stdout }),
     (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),

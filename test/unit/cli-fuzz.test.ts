@@ -6,15 +6,15 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { CLI } from '../harness/cli.ts';
 
-const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 const DEAD = 'redis://127.0.0.1:1';
 /** Usage error, Redis unreachable, not acquired (docs/cli.md). */
 const EXPECTED = new Set([64, 69, 75]);
 
 function run(args: string[]): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+    const child = spawn(process.execPath, [...CLI, ...args], {
       env: { ...process.env, REDIS_URL: DEAD },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
