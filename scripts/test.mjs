@@ -272,7 +272,9 @@ function printSlowest() {
   }
   const seconds = (row) => Number(row.split('\t')[0]) / 1000;
   const total = rows.reduce((sum, row) => sum + seconds(row), 0);
-  const slowest = rows.slice(0, 5).map((row) => `${basename(row.split('\t')[1])} ${seconds(row).toFixed(1)} s`);
+  const slowest = rows
+    .slice(0, 5)
+    .map((row) => `${basename(row.split('\t')[1])} ${seconds(row).toFixed(1)} s`);
   console.log(`file time ${total.toFixed(0)} s; slowest: ${slowest.join(', ')}`);
 }
 
