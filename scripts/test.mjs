@@ -212,6 +212,8 @@ function defaultServer() {
 }
 
 defaultServer();
+/** When this run began: what removeGlideSockets() may clean up is newer. */
+const startedAt = Date.now();
 /** Where each run's file times go (test/harness/file-times.mjs), to print where its time went. */
 const timesFile = join(mkdtempSync(join(tmpdir(), 'leasehold-times-')), 'times.tsv');
 let failed = false;
@@ -254,8 +256,46 @@ for (const { suite, files, env, runtime } of runs()) {
   if (status !== 0) failed = true;
   printSlowest();
 }
+removeGlideSockets();
 console.log(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
 process.exit(failed ? 1 : 0);
+
+/**
+ * Valkey GLIDE's Node client leaves a socket file, glide-socket-<pid>-<uuid>.sock, in the
+ * runtime directory (else the temporary one) of every process that used it, and never removes it
+ * (valkey-glide#4747; docs/compatibility.md). Each GLIDE test file is a process of its own, so a
+ * run left a few hundred. This removes the ones made during this run whose process has exited:
+ * never a live process's, never an older one's.
+ */
+function removeGlideSockets() {
+  for (const dir of new Set([process.env.XDG_RUNTIME_DIR, tmpdir()].filter(Boolean))) {
+    let entries;
+    try {
+      entries = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const pid = /^glide-socket-(\d+)-[0-9a-f-]+\.sock$/.exec(entry)?.[1];
+      if (pid === undefined || alive(Number(pid))) continue;
+      const path = join(dir, entry);
+      try {
+        if (statSync(path).mtimeMs >= startedAt) rmSync(path);
+      } catch {
+        // gone already, or not ours to remove
+      }
+    }
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+}
 
 /**
  * The run's slowest test files and the sum over all of them (file time: a file's top-level tests
