@@ -4,7 +4,8 @@
 // The pattern of the bench's loss scenario (bench/scenarios/loss.ts): one process holds `held`
 // leases and every 8 ms, the process idle between, another connection deletes one of their keys.
 // With the default ttl (30 s) no renewal falls in the window; `--ttl=2000`, the bench's, renews
-// all of them together every 667 ms, and a DEL that arrives during such a batch waits for it. Measured, per sample, on both drivers:
+// all of them together every 667 ms, and a DEL that arrives during such a batch waits for it.
+// Measured, per sample, on both drivers:
 //   push    from the DEL's send to the push reaching the lease (leasehold's renewer is asked to
 //           verify it: Renewer.verifySoon, wrapped here to note the time)
 //   verify  from there to the lease's signal aborting: the verification round trip (a push is not
@@ -13,11 +14,12 @@
 // and, in the same run, the floor: the same DEL from a bare socket to the push reaching a bare
 // RESP3 socket that tracks the key, with the same idle time between samples. The DEL is sent by
 // a bare socket for leasehold too, so that no client library's send path is in the figure.
-import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Renewer } from '../src/engine/renewer.ts';
 import { type Lease, Leasehold } from '../src/index.ts';
 import { RedisServer } from '../test/harness/redis-server.ts';
+import { summarize } from './lib/stats.ts';
+import { Connection } from './stages/bare.ts';
 
 const arg = (name: string, fallback: number): number => {
   const found = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -29,57 +31,35 @@ const HELD = arg('held', 200);
 const TTL = arg('ttl', 30_000);
 const GAP_MS = 8;
 
-const encode = (...args: string[]): string =>
-  `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
-
-/** A bare socket: one command at a time, resolving on the next chunk that arrives. */
-async function bare(port: number): Promise<{ socket: net.Socket; send(...args: string[]): Promise<Buffer> }> {
-  const socket = net.connect(port, '127.0.0.1');
-  socket.setNoDelay(true);
-  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  return {
-    socket,
-    send: (...args) =>
-      new Promise((resolve) => {
-        socket.once('data', resolve);
-        socket.write(encode(...args));
-      }),
-  };
-}
-
-const pct = (values: number[], q: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+const show = (label: string, values: number[]): string => {
+  const { p50, p99 } = summarize(values);
+  return `${label} p50 ${p50.toFixed(3)} p99 ${p99.toFixed(3)} ms`;
 };
-const show = (label: string, values: number[]): string =>
-  `${label} p50 ${pct(values, 0.5).toFixed(3)} p99 ${pct(values, 0.99).toFixed(3)} ms`;
 
 /** The floor: DEL from a bare socket, the push read by a bare tracking socket. */
 async function floor(port: number): Promise<number[]> {
-  const tracker = await bare(port);
-  const admin = await bare(port);
-  await tracker.send('HELLO', '3');
-  await tracker.send('CLIENT', 'TRACKING', 'on');
+  const tracker = await Connection.open(port);
+  const admin = await Connection.open(port);
+  await tracker.call(['HELLO', '3']);
+  await tracker.call(['CLIENT', 'TRACKING', 'on']);
   const delays: number[] = [];
-  for (let i = 0; i < SAMPLES; i++) {
-    await admin.send('SET', `floor:${i}`, 'v');
-    await tracker.send('GET', `floor:${i}`);
-    await sleep(GAP_MS);
-    const pushed = new Promise<number>((resolve) => {
-      const onData = (chunk: Buffer) => {
-        if (!chunk.includes('invalidate')) return;
-        tracker.socket.off('data', onData);
-        resolve(performance.now());
-      };
-      tracker.socket.on('data', onData);
-    });
-    const sentAt = performance.now();
-    const reply = admin.send('DEL', `floor:${i}`);
-    delays.push((await pushed) - sentAt);
-    await reply;
+  try {
+    for (let i = 0; i < SAMPLES; i++) {
+      await admin.call(['SET', `floor:${i}`, 'v']);
+      await tracker.call(['GET', `floor:${i}`]);
+      await sleep(GAP_MS);
+      const pushed = new Promise<number>((resolve) => {
+        tracker.onPush = () => resolve(performance.now());
+      });
+      const sentAt = performance.now();
+      const reply = admin.call(['DEL', `floor:${i}`]);
+      delays.push((await pushed) - sentAt);
+      await reply;
+    }
+  } finally {
+    tracker.socket.destroy();
+    admin.socket.destroy();
   }
-  tracker.socket.destroy();
-  admin.socket.destroy();
   return delays;
 }
 
@@ -87,7 +67,7 @@ async function floor(port: number): Promise<number[]> {
 async function leasehold(port: number, driver: 'node-redis' | 'ioredis') {
   const url = `redis://127.0.0.1:${port}`;
   const lh = await Leasehold.connect({ url, driver, prefix: 'stages' });
-  const admin = await bare(port);
+  const admin = await Connection.open(port);
   const push: number[] = [];
   const verify: number[] = [];
   const total: number[] = [];
@@ -104,7 +84,7 @@ async function leasehold(port: number, driver: 'node-redis' | 'ioredis') {
           lease.signal.addEventListener('abort', () => resolve(performance.now()), { once: true }),
         );
         const sentAt = performance.now();
-        const reply = admin.send('DEL', `stages:{${names[i]}}`);
+        const reply = admin.call(['DEL', `stages:{${names[i]}}`]);
         const lostAt = await lost;
         await reply;
         const heardAt = pushedAt.get(lease) ?? Number.NaN;

@@ -215,7 +215,8 @@ defaultServer();
 /** When this run began: what removeGlideSockets() may clean up is newer. */
 const startedAt = Date.now();
 /** Where each run's file times go (test/harness/file-times.mjs), to print where its time went. */
-const timesFile = join(mkdtempSync(join(tmpdir(), 'leasehold-times-')), 'times.tsv');
+const timesDir = mkdtempSync(join(tmpdir(), 'leasehold-times-'));
+const timesFile = join(timesDir, 'times.tsv');
 let failed = false;
 const totals = { passed: 0, failed: 0, skipped: 0 };
 for (const { suite, files, env, runtime } of runs()) {
@@ -257,6 +258,7 @@ for (const { suite, files, env, runtime } of runs()) {
   printSlowest();
 }
 removeGlideSockets();
+rmSync(timesDir, { recursive: true, force: true });
 console.log(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
 process.exit(failed ? 1 : 0);
 
