@@ -17,6 +17,7 @@ const LAYERS = [
   ['engine', /^(engine\/|lease\.ts$)/],
   ['options', /^options\//],
   ['runners', /^runners\//],
+  ['postgres', /^postgres\//],
   ['memory', /^memory\//],
   ['drivers', /^driver\//],
   ['notify', /^notify\//],

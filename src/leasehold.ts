@@ -122,7 +122,7 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
      * came), retried as soon as a connection works again (the 'pending-releases' event).
      */
     pendingReleases: number;
-    driver: DriverKind | 'memory';
+    driver: DriverKind | 'memory' | 'postgres';
     trackingRule: 'declared-keys' | 'read-keys' | undefined;
     notificationsReason: string | undefined;
   } {
@@ -134,7 +134,12 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
       notifications: this.#wiring.connections.mode,
       underReplicated: this.#wiring.quorum?.partial ?? 0,
       pendingReleases: this.#wiring.giveBacks.size,
-      driver: this.#options.memory !== undefined ? 'memory' : this.#options.driver,
+      driver:
+        this.#options.memory !== undefined
+          ? 'memory'
+          : this.#options.postgres !== undefined
+            ? 'postgres'
+            : this.#options.driver,
       trackingRule: proof?.rule,
       notificationsReason: proof?.reason?.message,
     };

@@ -6,6 +6,8 @@ import type { Driver } from '../driver/types.ts';
 import { ConnectError } from '../errors.ts';
 import { MemoryDriver } from '../memory/driver.ts';
 import type { ValidConnectOptions } from '../options/index.ts';
+import { PostgresDriver } from '../postgres/driver.ts';
+import { pgNames } from '../postgres/names.ts';
 import { topologyDriver, topologyTarget } from './topology-driver.ts';
 
 /** The drivers an instance talks through: one, or one per node in quorum mode. */
@@ -13,6 +15,20 @@ export function createDrivers(valid: ValidConnectOptions): Driver[] {
   const tracking = valid.notifications !== 'polling';
   if (valid.memory !== undefined) return [new MemoryDriver(valid.memory, tracking)];
   const canaryKey = defaultCanaryKey(valid.prefix);
+  const pg = valid.postgres;
+  if (pg !== undefined) {
+    const driver = new PostgresDriver({
+      url: pg.url,
+      pool: pg.pool as import('pg').Pool | undefined,
+      listenUrl: pg.listenUrl,
+      names: pgNames(pg.schema, pg.table),
+      migrate: pg.migrate,
+      tracking,
+      commandTimeout: valid.commandTimeout,
+      canaryKey,
+    });
+    return [driver];
+  }
   const make = (url: string, client?: unknown): Driver => {
     const options = {
       url,
@@ -64,6 +80,7 @@ export async function connectDrivers(drivers: readonly Driver[], valid: ValidCon
   const typeError = errors.find((e) => e instanceof TypeError);
   if (typeError !== undefined) throw typeError;
   const where =
+    postgresTarget(valid) ??
     topologyTarget(valid) ??
     (valid.nodes !== undefined
       ? `${needed} of ${drivers.length} nodes (${valid.nodes.map(redact).join(', ')})`
@@ -75,7 +92,15 @@ export async function connectDrivers(drivers: readonly Driver[], valid: ValidCon
     outcome === 'timeout'
       ? `no answer within ${valid.connectTimeout} ms${first === undefined ? '' : ` (last error: ${reason(first)})`}`
       : reason(first);
-  throw new ConnectError(`could not connect to Redis at ${where}: ${why}`, { cause: first });
+  const server = valid.postgres === undefined ? 'Redis' : 'PostgreSQL';
+  throw new ConnectError(`could not connect to ${server} at ${where}: ${why}`, { cause: first });
+}
+
+/** Where a PostgreSQL deployment lives, for connect errors (password redacted). */
+function postgresTarget(valid: ValidConnectOptions): string | undefined {
+  const pg = valid.postgres;
+  if (pg === undefined) return undefined;
+  return pg.url === undefined ? 'the pool passed in "postgres"' : redact(pg.url);
 }
 
 /** An error's own words: "connect ECONNREFUSED 127.0.0.1:1", "WRONGPASS invalid username-password pair". */

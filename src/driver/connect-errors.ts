@@ -22,12 +22,13 @@ export function isDefinitive(error: unknown): boolean {
  */
 export function missingPackage(
   error: unknown,
-  pkg: 'redis' | 'ioredis' | 'iovalkey' | '@valkey/valkey-glide',
+  pkg: 'redis' | 'ioredis' | 'iovalkey' | '@valkey/valkey-glide' | 'pg',
 ): string | undefined {
   const code = (error as { code?: unknown })?.code;
   // Bun reports a package it cannot resolve without Node's code.
   if (code !== 'ERR_MODULE_NOT_FOUND' && !/Cannot find (module|package)/.test(String(error)))
     return undefined;
+  if (pkg === 'pg') return 'the "pg" package (node-postgres) is not installed: npm install pg';
   const other = pkg === 'redis' ? "ioredis (driver: 'ioredis')" : "redis (driver: 'node-redis')";
   return `the "${pkg}" package is not installed: npm install ${pkg} (or install ${other})`;
 }

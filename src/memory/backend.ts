@@ -1,5 +1,6 @@
 import { monotonic } from '../base/clock.ts';
 import { after } from '../base/timer.ts';
+import { monotonicAt, serverMicros } from './clock.ts';
 import type { Stream } from './stream.ts';
 import { SortedSet } from './zset.ts';
 
@@ -24,10 +25,36 @@ const typeOf = (value: Value): keyof MemoryTypes =>
 
 const WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value';
 
-interface Entry {
+/** One key as the store holds it. @internal */
+export interface Entry {
   value: Value;
-  /** Monotonic ms; undefined: no TTL. */
+  /** On the store's clock (monotonic ms by default); undefined: no TTL. */
   expiresAt: number | undefined;
+}
+
+/**
+ * The clocks a store runs on. @internal By default the process's: TTLs on the monotonic clock,
+ * TIME from the wall clock at start plus the monotonic clock since. A store standing in for a
+ * script run against rows of another server (src/postgres/) runs on that server's clock instead,
+ * frozen at the moment the rows were read, and sets no timers.
+ */
+export interface StoreClock {
+  /** Now on the clock TTLs run on (ms). */
+  now(): number;
+  /** An epoch-ms time (PXAT, PEXPIREAT) on that clock. */
+  at(epochMs: number): number;
+  /** What TIME returns, in microseconds since the epoch. */
+  micros(): number;
+}
+
+const PROCESS_CLOCK: StoreClock = { now: monotonic, at: monotonicAt, micros: serverMicros };
+
+/** @internal What a store may be built with besides its defaults. */
+export interface StoreOptions {
+  /** A clock of its own (no expiry timers are set on one). */
+  clock?: StoreClock;
+  /** Called with every key a command changed, deleted or found expired. */
+  changed?: (key: string) => void;
 }
 
 /** One "connection" to a MemoryBackend: what tracking emulation needs to know of it. @internal */
@@ -69,6 +96,35 @@ export class MemoryBackend {
   /** The time of the script running now (see atomically). */
   #frozenAt: number | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
+  readonly #clock: StoreClock;
+  readonly #timers: boolean;
+  readonly #onChange: ((key: string) => void) | undefined;
+
+  constructor(options: StoreOptions = {}) {
+    this.#clock = options.clock ?? PROCESS_CLOCK;
+    this.#timers = options.clock === undefined;
+    this.#onChange = options.changed;
+  }
+
+  /** @internal TIME, in microseconds since the epoch, on the store's clock. */
+  micros(): number {
+    return this.#clock.micros();
+  }
+
+  /** @internal An epoch-ms time (PXAT, PEXPIREAT) on the store's clock. */
+  at(epochMs: number): number {
+    return this.#clock.at(epochMs);
+  }
+
+  /** @internal The key as stored, expired or not; undefined when missing. */
+  entry(key: string): Readonly<Entry> | undefined {
+    return this.#data.get(key);
+  }
+
+  /** @internal Puts a key in place as it was read from elsewhere: no client is told. */
+  load(key: string, entry: Entry): void {
+    this.#data.set(key, entry);
+  }
 
   /** Number of live keys (expired ones are dropped first). */
   get size(): number {
@@ -234,7 +290,7 @@ export class MemoryBackend {
    */
   atomically<T>(body: () => T): T {
     if (this.#frozenAt !== undefined) return body();
-    this.#frozenAt = monotonic();
+    this.#frozenAt = this.#clock.now();
     try {
       return body();
     } finally {
@@ -243,7 +299,7 @@ export class MemoryBackend {
   }
 
   #now(): number {
-    return this.#frozenAt ?? monotonic();
+    return this.#frozenAt ?? this.#clock.now();
   }
 
   /** The entry unless its TTL ran out (then it is expired now, and its trackers told). */
@@ -260,6 +316,7 @@ export class MemoryBackend {
 
   /** A write: tell every client tracking the key except the writer (NOLOOP), then forget them all. */
   #changed(key: string, by: MemoryClient | undefined): void {
+    this.#onChange?.(key);
     const set = this.#trackers.get(key);
     if (set === undefined) return;
     this.#trackers.delete(key);
@@ -267,7 +324,7 @@ export class MemoryBackend {
   }
 
   #arm(at: number): void {
-    if (at >= this.#timerAt) return;
+    if (!this.#timers || at >= this.#timerAt) return;
     this.#cancelTimer?.();
     this.#timerAt = at;
     // A PEXPIRE can reach beyond setTimeout's 2^31-1 ms (a fair lock's queue lives 2 ttl).
@@ -279,7 +336,7 @@ export class MemoryBackend {
     this.#cancelTimer?.();
     this.#cancelTimer = undefined;
     this.#timerAt = Number.POSITIVE_INFINITY;
-    const now = monotonic();
+    const now = this.#clock.now();
     let next = Number.POSITIVE_INFINITY;
     for (const [key, entry] of this.#data) {
       if (entry.expiresAt === undefined) continue;

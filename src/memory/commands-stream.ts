@@ -1,4 +1,4 @@
-import { type CommandSpec, integer, SYNTAX, serverMicros } from './command-kit.ts';
+import { type CommandSpec, integer, SYNTAX } from './command-kit.ts';
 import { parseRangeId, Stream } from './stream.ts';
 
 /** `[COUNT n]` after a range: the limit, or undefined when COUNT 0 (Redis then replies nil). */
@@ -41,7 +41,7 @@ export const streamCommands: Record<string, CommandSpec> = {
       if (id === undefined || fields.length === 0 || fields.length % 2 !== 0) {
         throw new Error("ERR wrong number of arguments for 'xadd' command");
       }
-      const next = (store.typed(key, 'stream') ?? new Stream()).nextId(id, Math.floor(serverMicros() / 1000));
+      const next = (store.typed(key, 'stream') ?? new Stream()).nextId(id, Math.floor(store.micros() / 1000));
       const stream = store.open(key, 'stream', () => new Stream());
       const added = stream.append(next, fields);
       if (maxlen !== undefined) stream.trim(maxlen);

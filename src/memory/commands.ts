@@ -1,5 +1,5 @@
 import type { MemoryBackend, MemoryClient } from './backend.ts';
-import { type CommandSpec, integer, monotonicAt, SYNTAX, serverMicros, upper } from './command-kit.ts';
+import { type CommandSpec, integer, SYNTAX, upper } from './command-kit.ts';
 import { streamCommands } from './commands-stream.ts';
 import { zsetCommands } from './commands-zset.ts';
 
@@ -28,7 +28,7 @@ const basicCommands: Record<string, CommandSpec> = {
           if (n <= 0) throw new Error("ERR invalid expire time in 'set' command");
           const ms = word === 'PX' || word === 'PXAT' ? n : n * 1000;
           if (word === 'PX' || word === 'EX') px = ms;
-          else at = monotonicAt(ms);
+          else at = store.at(ms);
         } else if (word !== 'NX' && word !== 'XX') throw new Error(SYNTAX);
       }
       if (words.includes('NX') && words.includes('XX')) throw new Error(SYNTAX);
@@ -61,14 +61,14 @@ const basicCommands: Record<string, CommandSpec> = {
   },
   PEXPIREAT: {
     arity: 2,
-    run: (store, [key = '', at], by) => (store.expireAt(key, monotonicAt(integer(at)), by) ? 1 : 0),
+    run: (store, [key = '', at], by) => (store.expireAt(key, store.at(integer(at)), by) ? 1 : 0),
   },
   PERSIST: { arity: 1, run: (store, [key = ''], by) => (store.expire(key, undefined, by) ? 1 : 0) },
   INCR: { arity: 1, run: (store, [key = ''], by) => Number(store.incr(key, by)) },
   TIME: {
     arity: 0,
-    run() {
-      const micros = serverMicros();
+    run(store) {
+      const micros = store.micros();
       return [String(Math.floor(micros / 1e6)), String(micros % 1e6)];
     },
   },

@@ -44,6 +44,12 @@ interface Entry {
   fields: string[];
 }
 
+/** @internal A stream as plain data. */
+export interface StreamSnapshot {
+  readonly last: StreamId;
+  readonly entries: readonly (readonly [StreamId, readonly string[]])[];
+}
+
 /** A Redis stream: an append-only log of entries with increasing IDs. */
 export class Stream {
   readonly #entries: Entry[] = [];
@@ -52,6 +58,19 @@ export class Stream {
 
   get size(): number {
     return this.#entries.length;
+  }
+
+  /** @internal The entries and the last ID as plain data (src/postgres/ keeps them as JSON). */
+  snapshot(): StreamSnapshot {
+    return { last: this.#last, entries: this.#entries.map((e) => [e.id, e.fields]) };
+  }
+
+  /** @internal A stream from `snapshot()`. */
+  static restore(data: StreamSnapshot): Stream {
+    const stream = new Stream();
+    for (const [id, fields] of data.entries) stream.append(id, [...fields]);
+    stream.#last = data.last;
+    return stream;
   }
 
   /**

@@ -10,6 +10,7 @@ import {
   checkTtl,
   fail,
 } from './check.ts';
+import { checkPostgres, isPgPool, type PostgresOptions, type ValidPostgres } from './postgres.ts';
 import {
   checkDriver,
   checkNodes,
@@ -167,6 +168,12 @@ export interface ConnectOptions {
    * @default off; `true` = { interval: 2, window: 1_000 }
    */
   lowLatency?: boolean | { interval?: number; window?: number };
+  /**
+   * PostgreSQL instead of Redis (docs/postgres.md): a postgres:// URL, or { url | pool, listenUrl,
+   * schema, table, migrate }. The same API, with LISTEN/NOTIFY for instant wake-up and loss.
+   * A node-postgres Pool given as `client` is taken as `postgres: { pool }`.
+   */
+  postgres?: string | PostgresOptions;
 }
 
 /** The `lowLatency` connect option, resolved (docs/low-latency.md). */
@@ -182,6 +189,8 @@ export interface ValidConnectOptions extends ValidTopology {
   nodes: string[] | undefined;
   /** The in-memory store, when `backend` is not Redis. */
   memory: MemoryBackend | undefined;
+  /** PostgreSQL, when `postgres` (or a pg Pool as `client`) was given. */
+  postgres: ValidPostgres | undefined;
   url: string;
   client: unknown;
   driver: DriverKind;
@@ -217,14 +226,17 @@ const KNOWN = [
   'onDisconnect',
   'owner',
   'lowLatency',
+  'postgres',
 ] as const;
 
 export function checkConnectOptions(options: unknown): ValidConnectOptions {
   const o = checkObject(options, 'options');
   checkKnownKeys(o, KNOWN, 'Leasehold.connect()');
   const topologyOptions = checkTopology(o);
+  const postgres = checkPostgres(isPgPool(o['client']) ? o['client'] : o['postgres']);
+  if (postgres !== undefined) checkAlone(o);
   const url = checkUrl(given(o, 'url') ?? defaultUrl());
-  const client = o['client'];
+  const client = postgres === undefined ? o['client'] : undefined;
   const clientKind = client === undefined ? undefined : detectClient(client);
   const driver = checkDriver(given(o, 'driver') ?? clientKind ?? installedDriver());
   // An ioredis-like client may be ioredis's or iovalkey's: either name is right for it.
@@ -276,6 +288,7 @@ export function checkConnectOptions(options: unknown): ValidConnectOptions {
     ...topologyOptions,
     nodes,
     memory,
+    postgres,
     url,
     client,
     driver,
@@ -293,6 +306,16 @@ export function checkConnectOptions(options: unknown): ValidConnectOptions {
     owner: o['owner'] === undefined ? defaultOwner() : checkOwner(o['owner']),
     lowLatency: checkLowLatency(o['lowLatency']),
   };
+}
+
+/** With PostgreSQL, the Redis-only options are bad input (said, not ignored). */
+function checkAlone(o: Record<string, unknown>): void {
+  const pool = isPgPool(o['client']);
+  if (pool && o['postgres'] !== undefined) fail('client', 'left out when "postgres" is given', o['client']);
+  for (const other of ['url', 'nodes', 'cluster', 'sentinel', 'tls', 'driver', 'durability'] as const) {
+    if (o[other] !== undefined) fail(other, 'left out with PostgreSQL ("postgres")', o[other]);
+  }
+  if (o['backend'] !== undefined) fail('backend', 'left out with PostgreSQL ("postgres")', o['backend']);
 }
 
 /** `lowLatency`: off, `true` (defaults) or `{ interval, window }` in ms. */

@@ -1,0 +1,112 @@
+import type { Pool, PoolClient, QueryResult } from 'pg';
+import { monotonic } from '../base/clock.ts';
+import { after } from '../base/timer.ts';
+
+/** Runs the batches of one transaction. Each resolves with every statement's result, in order. */
+export type Query = (text: string) => Promise<QueryResult[]>;
+
+/** No reply within the call's time: the connection was given up. */
+export class PgStallError extends Error {
+  constructor(limit: number) {
+    super(`no reply from PostgreSQL within ${limit} ms (commandTimeout): the connection was dropped`);
+    this.name = 'PgStallError';
+  }
+}
+
+/** SQLSTATE classes that say the server or the path to it failed, not the statement. */
+const UNAVAILABLE = /^(08|53|57|58)|^55P03$|^40P01$/;
+
+/** An error of node-postgres or of the path to the server that leaves the connection unusable. */
+export function isConnectionFailure(error: unknown): boolean {
+  if (error instanceof PgStallError) return true;
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code))
+    return UNAVAILABLE.test(code) && code !== '55P03' && code !== '40P01';
+  return error instanceof Error; // ECONNRESET, "Connection terminated unexpectedly", ...
+}
+
+/**
+ * The server refused a statement (SQLSTATE outside the availability classes): worded as a Redis
+ * error reply (`ERR ...`, `READONLY ...` for a read-only server) so that leasehold's runners report
+ * it as a refusal (RedisCommandError) rather than as an outage.
+ */
+export function asReply(error: unknown): Error {
+  const e = error as { code?: unknown; message?: unknown };
+  if (typeof e?.code !== 'string' || !/^[0-9A-Z]{5}$/.test(e.code) || UNAVAILABLE.test(e.code)) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+  const word = e.code === '25006' ? 'READONLY' : 'ERR';
+  return new Error(`${word} PostgreSQL refused it (SQLSTATE ${e.code}): ${String(e.message)}`, {
+    cause: error,
+  });
+}
+
+/**
+ * One transaction's worth of work on a pooled connection, within `limit` ms in all (waiting for a
+ * connection included): a black-holed network or a stalled server settles every call in time.
+ * A connection that timed out or failed is destroyed, never handed back to the pool, and a
+ * statement error rolls the transaction back before it is.
+ */
+export async function withConnection<T>(
+  pool: Pool,
+  limit: number,
+  work: (query: Query) => Promise<T>,
+  onStall: () => void,
+): Promise<T> {
+  const deadline = monotonic() + limit;
+  const client = await timed(pool.connect(), limit, (late) => late.release());
+  let broken: Error | undefined;
+  const query: Query = async (text) => {
+    try {
+      const result = await timed(
+        client.query(text) as unknown as Promise<QueryResult | QueryResult[]>,
+        deadline - monotonic(),
+      );
+      return Array.isArray(result) ? result : [result];
+    } catch (error) {
+      if (isConnectionFailure(error)) broken = error as Error;
+      throw error;
+    }
+  };
+  try {
+    return await work(query);
+  } catch (error) {
+    if (broken === undefined) await query('ROLLBACK').catch(() => {});
+    if (error instanceof PgStallError) onStall();
+    throw error;
+  } finally {
+    if (broken !== undefined) destroy(client);
+    client.release(broken);
+  }
+}
+
+/** Cuts the socket itself: end() would wait for a peer that may never answer. */
+function destroy(client: PoolClient): void {
+  const stream = (client as unknown as { connection?: { stream?: { destroy?: () => void } } }).connection
+    ?.stream;
+  stream?.destroy?.();
+}
+
+/** `promise` within `ms`, or a PgStallError; `late` gets a value that arrives after the timeout. */
+export function timed<T>(promise: Promise<T>, ms: number, late?: (value: T) => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let done = false;
+    const cancel = after(ms, () => {
+      done = true;
+      reject(new PgStallError(Math.round(ms)));
+    });
+    promise.then(
+      (value) => {
+        cancel();
+        if (done) late?.(value);
+        else resolve(value);
+        done = true;
+      },
+      (error: unknown) => {
+        cancel();
+        if (!done) reject(error);
+        done = true;
+      },
+    );
+  });
+}

@@ -1,0 +1,362 @@
+import type { ClientConfig, Pool } from 'pg';
+import { monotonic } from '../base/clock.ts';
+import { newToken } from '../base/token.ts';
+import { Canary, type CanaryPort } from '../driver/canary.ts';
+import { missingPackage } from '../driver/connect-errors.ts';
+import {
+  asError,
+  closeWithin,
+  type Driver,
+  type DriverHandlers,
+  NO_HANDLERS,
+  type ScriptCall,
+  type TrackingProof,
+} from '../driver/types.ts';
+import { LuaScripts } from '../memory/lua.ts';
+import { asReply, type Query, withConnection } from './calls.ts';
+import type { Row } from './codec.ts';
+import { ExpiryTimers } from './expiry.ts';
+import { keysOf } from './keys.ts';
+import { Listener } from './listener.ts';
+import { literal, type PgNames } from './names.ts';
+import { scanKeys } from './scan.ts';
+import { migrate, schemaState, standbyError } from './schema.ts';
+import { type Host, MissingKeys, runOverRows, type ScratchRun } from './scratch.ts';
+import { changePayloads, lockAndRead, openAndRead, parseRows, writeAndCommit } from './sql.ts';
+
+/** What a PostgreSQL driver is built with (src/options/postgres.ts checks the user's part). */
+export interface PostgresDriverOptions {
+  /** Where to connect, when no pool is given. */
+  url?: string | undefined;
+  /** A user's node-postgres Pool: used for commands and left open on close. */
+  pool?: Pool | undefined;
+  /** The LISTEN connection's URL, when commands go through PgBouncer in transaction mode. */
+  listenUrl?: string | undefined;
+  names: PgNames;
+  /** Create the schema and table when missing (default); false: fail with a hint instead. */
+  migrate: boolean;
+  tracking: boolean;
+  commandTimeout: number;
+  canaryKey: () => string;
+}
+
+/** Retries of a transaction PostgreSQL chose as a deadlock victim (extra keys a run locked late). */
+const DEADLOCK_RETRIES = 3;
+/** The sweep of expired rows: at most once a minute, by an instance that wrote, a bounded batch. */
+const SWEEP_EVERY = 60_000;
+const SWEEP_BATCH = 500;
+
+type Pg = typeof import('pg');
+
+async function loadPg(): Promise<Pg> {
+  const module = (await import('pg').catch((error: unknown) => {
+    throw new Error(missingPackage(error, 'pg') ?? asError(error).message, { cause: error });
+  })) as Pg & { default?: Pg };
+  return module.default ?? module;
+}
+
+/**
+ * leasehold on PostgreSQL (docs/postgres.md). Each script call is one transaction of two round
+ * trips on a pooled connection: lock the script's keys (transaction-scoped advisory locks, in one
+ * order) and read their rows with the server's clock; run the very Lua script Redis runs, in the
+ * memory backend's VM, over those rows (src/postgres/scratch.ts); write back what changed,
+ * NOTIFY the change, COMMIT. Every primitive, fencing token and inspection view comes through
+ * unchanged. Notifications: one dedicated connection LISTENs, every instance hears every change
+ * (its own are skipped, as NOLOOP does), and local timers stand in for Redis's expiry pushes
+ * (src/postgres/expiry.ts). The same canary as Redis proves the path at connect and after every
+ * reconnect of the listener; without it, leasehold polls.
+ */
+export class PostgresDriver implements Driver {
+  readonly #o: PostgresDriverOptions;
+  readonly #writer = newToken();
+  readonly #canary = new Canary();
+  readonly #expiry = new ExpiryTimers((key) => this.#handlers.invalidate([key]));
+  #pool: Pool | undefined;
+  #listener: Listener | undefined;
+  #listening = false;
+  #lua: LuaScripts | undefined;
+  #handlers: DriverHandlers = NO_HANDLERS;
+  #proof: TrackingProof | undefined;
+  #closed = false;
+  #lastSweep = monotonic();
+  #version = '';
+
+  constructor(options: PostgresDriverOptions) {
+    this.#o = options;
+  }
+
+  get tracking(): boolean {
+    return this.#listening && this.#proof?.ok === true;
+  }
+
+  get proof(): TrackingProof | undefined {
+    return this.#proof;
+  }
+
+  setHandlers(handlers: DriverHandlers): void {
+    this.#handlers = handlers;
+  }
+
+  async connect(): Promise<void> {
+    const pg = await loadPg();
+    const o = this.#o;
+    if (o.pool === undefined) {
+      const pool = new pg.Pool({
+        connectionString: o.url,
+        max: 10,
+        connectionTimeoutMillis: o.commandTimeout,
+        idleTimeoutMillis: 10_000,
+        allowExitOnIdle: true,
+      });
+      // An idle connection that fails (a server restart) is reported here; unheard, it would
+      // crash the process. The next call opens a fresh one.
+      pool.on('error', () => {});
+      this.#pool = pool;
+    } else this.#pool = o.pool;
+    const state = await this.#with(async (query) => {
+      const found = await schemaState(query, o.names);
+      if (found.standby) throw standbyError();
+      if (!found.table) {
+        if (!o.migrate) {
+          throw new Error(
+            `the table ${o.names.qualified} does not exist: run \`leasehold migrate --postgres URL\` (docs/postgres.md) or leave postgres.migrate on`,
+          );
+        }
+        await migrate(query, o.names);
+      }
+      return found;
+    });
+    this.#version = state.version;
+    this.#lua = await LuaScripts.load();
+    if (!o.tracking) return;
+    const listener = new Listener(
+      () => new pg.Client(this.#listenConfig()),
+      o.names.channel,
+      {
+        notification: (payload) => this.#heard(payload),
+        down: (error) => {
+          this.#listening = false;
+          this.#handlers.disconnected(error);
+          this.#setProof({
+            ok: false,
+            reason: new Error(`notifications lost: ${error.message}`, { cause: error }),
+          });
+        },
+        up: () => {
+          this.#listening = true;
+          void this.#arm();
+        },
+      },
+      o.commandTimeout,
+    );
+    this.#listener = listener;
+    await listener.start();
+    this.#listening = true;
+    await this.#arm();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#canary.settle(1_000);
+    this.#expiry.clear();
+    await this.#listener?.close();
+    const pool = this.#pool;
+    if (pool !== undefined && this.#o.pool === undefined)
+      await closeWithin(
+        () => pool.end(),
+        () => {},
+      );
+  }
+
+  eval(call: ScriptCall): Promise<unknown> {
+    const lua = this.#lua;
+    if (lua === undefined) return Promise.reject(this.#notOpen());
+    return this.#run(call.keys, (host) => lua.run(call.script.source, call.keys, call.args, host), true);
+  }
+
+  async evalMany(calls: readonly ScriptCall[]): Promise<unknown[]> {
+    const settled = await Promise.allSettled(calls.map((call) => this.eval(call)));
+    return settled.map((s) => (s.status === 'fulfilled' ? s.value : asError(s.reason)));
+  }
+
+  /**
+   * A plain command: the ones the scripts use run as a one-command script over their key's row;
+   * PING, TIME, INFO, SCAN and FLUSHALL (the table only) are answered by SQL.
+   */
+  async command(args: readonly string[]): Promise<unknown> {
+    if (this.#lua === undefined || this.#closed) throw this.#notOpen();
+    const name = (args[0] ?? '').toUpperCase();
+    switch (name) {
+      case 'PING':
+        await this.#with((query) => query('SELECT 1'));
+        return 'PONG';
+      case 'TIME': {
+        const [result] = await this.#with((query) =>
+          query('SELECT floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text AS now'),
+        );
+        const micros = BigInt((result?.rows[0] as { now?: string } | undefined)?.now ?? '0');
+        return [String(micros / 1_000_000n), String(micros % 1_000_000n)];
+      }
+      case 'INFO':
+        return `# Server\r\nserver_name:postgresql\r\npostgresql_version:${this.#version}\r\n`;
+      case 'SCAN':
+        return this.#with((query) => scanKeys(query, this.#o.names, args));
+      case 'FLUSHALL':
+      case 'FLUSHDB':
+        await this.#with((query) =>
+          query(
+            `BEGIN; DELETE FROM ${this.#o.names.qualified}; ` +
+              `SELECT pg_notify(${literal(this.#o.names.channel)}, ${literal(changePayloads(this.#writer, null)[0]!)}); COMMIT`,
+          ),
+        );
+        return 'OK';
+      default:
+        return this.#run(keysOf(args), (host) => host([...args]), false);
+    }
+  }
+
+  #notOpen(): Error {
+    return new Error('the PostgreSQL driver is not connected');
+  }
+
+  #with<T>(work: (query: Query) => Promise<T>): Promise<T> {
+    const pool = this.#pool;
+    if (pool === undefined) return Promise.reject(this.#notOpen());
+    return withConnection(pool, this.#o.commandTimeout, work, () => void this.#listener?.check()).catch(
+      (error: unknown) => {
+        throw asReply(error);
+      },
+    );
+  }
+
+  /** One call as one transaction; a deadlock victim (SQLSTATE 40P01) runs again. */
+  async #run<T>(
+    keys: readonly string[],
+    body: (host: Host) => T,
+    statuses: boolean,
+    writer = this.#writer,
+  ): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#with((query) => this.#transact(query, keys, body, statuses, writer));
+      } catch (error) {
+        if ((error as { cause?: { code?: string } }).cause?.code !== '40P01' || attempt >= DEADLOCK_RETRIES)
+          throw error;
+      }
+    }
+  }
+
+  async #transact<T>(
+    query: Query,
+    keys: readonly string[],
+    body: (host: Host) => T,
+    statuses: boolean,
+    writer: string,
+  ): Promise<T> {
+    const names = this.#o.names;
+    const wanted = [...new Set(keys)];
+    const loaded = new Map<string, Row | null>();
+    const read = (results: Awaited<ReturnType<Query>>, asked: readonly string[]): number => {
+      const row = results.at(-1)?.rows[0] as { now: string; rows: unknown };
+      for (const key of asked) loaded.set(key, null);
+      for (const found of parseRows(row.rows)) loaded.set(found.key, found);
+      return Number(row.now);
+    };
+    const now = read(await query(openAndRead(names, wanted, this.#o.commandTimeout)), wanted);
+    let run: ScratchRun<T> | undefined;
+    while (run === undefined) {
+      try {
+        run = runOverRows(loaded, now, body, statuses);
+      } catch (error) {
+        if (!(error instanceof MissingKeys)) throw error;
+        read(await query(lockAndRead(names, error.keys).join(';\n')), error.keys);
+      }
+    }
+    const changed = [...run.upserts.map((row) => row.key), ...run.deletes];
+    await query(
+      writeAndCommit(names, {
+        upserts: run.upserts,
+        deletes: run.deletes,
+        changed,
+        published: run.published,
+        writer,
+      }),
+    );
+    this.#committed(loaded, run, now / 1000);
+    if (changed.length > 0) this.#maybeSweep();
+    if (!run.outcome.ok) throw run.outcome.error;
+    return run.outcome.reply;
+  }
+
+  /** Arms the local expiry timers for every key the transaction saw, as it left them. */
+  #committed(loaded: ReadonlyMap<string, Row | null>, run: ScratchRun<unknown>, nowMs: number): void {
+    if (!this.#o.tracking) return;
+    const expireAt = new Map<string, number | null>();
+    for (const [key, row] of loaded) expireAt.set(key, row?.expireAt ?? null);
+    for (const key of run.deletes) expireAt.set(key, null);
+    for (const row of run.upserts) expireAt.set(row.key, row.expireAt);
+    for (const [key, at] of expireAt) this.#expiry.watch(key, at === null ? undefined : at - nowMs);
+  }
+
+  /** A notification: a change by another instance (or the canary), or a forwarded PUBLISH. */
+  #heard(payload: string): void {
+    let message: { w?: string; k?: string[] | null; p?: unknown };
+    try {
+      message = JSON.parse(payload) as typeof message;
+    } catch {
+      return; // not ours: somebody else NOTIFYs on the channel
+    }
+    if (message.w === this.#writer || message.k === undefined) return;
+    const keys = message.k;
+    if (keys === null) this.#expiry.clear();
+    else for (const key of keys) this.#expiry.forget(key);
+    this.#canary.hear(keys);
+    this.#handlers.invalidate(keys);
+  }
+
+  /** After (re)listening: the core re-checks everything, then the canary proves the path. */
+  async #arm(): Promise<void> {
+    this.#handlers.reset();
+    const port: CanaryPort = {
+      eval: (call) => this.eval(call),
+      poke: async (keys) => {
+        await this.#run(keys, (host) => host(['DEL', ...keys]), false, `canary:${newToken()}`);
+      },
+    };
+    const proof = await this.#canary.prove(port, this.#o.canaryKey());
+    if (this.#closed || !this.#listening) return;
+    this.#setProof(proof);
+  }
+
+  #setProof(proof: TrackingProof): void {
+    this.#proof = proof;
+    this.#handlers.proven(proof);
+  }
+
+  /** Deletes a batch of rows whose TTL ran out (expire_at re-checked on the row it deletes). */
+  #maybeSweep(): void {
+    if (monotonic() - this.#lastSweep < SWEEP_EVERY) return;
+    this.#lastSweep = monotonic();
+    const table = this.#o.names.qualified;
+    const now = 'floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
+    void this.#with((query) =>
+      query(
+        `DELETE FROM ${table} WHERE expire_at < ${now} AND key IN ` +
+          `(SELECT key FROM ${table} WHERE expire_at < ${now} LIMIT ${SWEEP_BATCH})`,
+      ),
+    ).catch(() => {});
+  }
+
+  /** The listening connection's settings: `listenUrl`, the URL, or the user's pool's own. */
+  #listenConfig(): ClientConfig {
+    const o = this.#o;
+    const base: ClientConfig =
+      o.listenUrl !== undefined
+        ? { connectionString: o.listenUrl }
+        : o.url !== undefined
+          ? { connectionString: o.url }
+          : { ...((o.pool as unknown as { options?: ClientConfig }).options ?? {}) };
+    return { ...base, keepAlive: true, connectionTimeoutMillis: o.commandTimeout };
+  }
+}

@@ -1,0 +1,125 @@
+import type { Client, ClientConfig, Notification } from 'pg';
+import { after } from '../base/timer.ts';
+import { timed } from './calls.ts';
+import { quotedChannel } from './names.ts';
+
+/** What the listening connection reports. Handlers must not throw. */
+export interface ListenerEvents {
+  notification(payload: string): void;
+  /** The connection dropped (or was given up): notifications are lost until `up`. */
+  down(error: Error): void;
+  /** Listening (again), after a reconnect: what changed meanwhile was never heard. */
+  up(): void;
+}
+
+const MAX_BACKOFF = 2_000;
+
+/**
+ * The one dedicated connection that LISTENs on the deployment's channel: PostgreSQL's push path,
+ * what a tracked Redis connection is to the Redis drivers. Direct to the server, never through
+ * PgBouncer in transaction mode (LISTEN is session state). It reconnects by itself with backoff
+ * until closed; `check()` gives it up when it does not answer a query in time (a black-holed
+ * network leaves a dead socket looking open).
+ */
+export class Listener {
+  readonly #make: () => Client;
+  readonly #channel: string;
+  readonly #events: ListenerEvents;
+  readonly #limit: number;
+  #client: Client | undefined;
+  #closed = false;
+  #retry: (() => void) | undefined;
+  #backoff = 50;
+
+  constructor(make: () => Client, channel: string, events: ListenerEvents, limit: number) {
+    this.#make = make;
+    this.#channel = channel;
+    this.#events = events;
+    this.#limit = limit;
+  }
+
+  /** Connects and listens; rejects when the first attempt fails (connect() reports it). */
+  async start(): Promise<void> {
+    await this.#open();
+  }
+
+  /** Proves the connection answers; gives it up (and reconnects) when it does not in time. */
+  async check(): Promise<void> {
+    const client = this.#client;
+    if (client === undefined) return;
+    try {
+      await timed(client.query('SELECT 1'), this.#limit);
+    } catch (error) {
+      this.#lost(client, error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#retry?.();
+    const client = this.#client;
+    this.#client = undefined;
+    if (client !== undefined) await timed(client.end(), 1_000).catch(() => cut(client));
+  }
+
+  async #open(): Promise<void> {
+    const client = this.#make();
+    client.on('error', (error) => this.#lost(client, error));
+    client.on('end', () => this.#lost(client, new Error('the PostgreSQL listening connection closed')));
+    client.on('notification', (message: Notification) => {
+      if (this.#client === client && message.payload !== undefined)
+        this.#events.notification(message.payload);
+    });
+    try {
+      await timed(client.connect(), this.#limit);
+      await timed(client.query(`LISTEN ${quotedChannel(this.#channel)}`), this.#limit);
+    } catch (error) {
+      cut(client);
+      throw error;
+    }
+    if (this.#closed) {
+      cut(client);
+      return;
+    }
+    this.#client = client;
+    this.#backoff = 50;
+  }
+
+  #lost(client: Client, error: Error): void {
+    if (this.#client !== client) return;
+    this.#client = undefined;
+    cut(client);
+    if (this.#closed) return;
+    this.#events.down(error);
+    this.#reconnect();
+  }
+
+  #reconnect(): void {
+    const delay = this.#backoff;
+    this.#backoff = Math.min(this.#backoff * 2, MAX_BACKOFF);
+    this.#retry = after(delay, () => {
+      this.#retry = undefined;
+      if (this.#closed) return;
+      this.#open().then(
+        () => {
+          if (!this.#closed) this.#events.up();
+        },
+        () => this.#reconnect(),
+      );
+    });
+  }
+}
+
+/** Drops a connection at once (its socket), whatever state it is in. */
+function cut(client: Client): void {
+  try {
+    const stream = (client as unknown as { connection?: { stream?: { destroy?: () => void } } }).connection
+      ?.stream;
+    stream?.destroy?.();
+  } catch {
+    // already gone
+  }
+}
+
+/** A listening connection's settings: the pool's, or a URL of its own (past PgBouncer). */
+export type ListenConfig = ClientConfig;
