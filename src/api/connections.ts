@@ -78,7 +78,7 @@ export class Connections {
           // says, and telling the holder now beats the round trip of its re-verification. A
           // quorum keeps its leases on the other nodes; its extensions put the key back.
           if (info?.restarted === true && drivers.length === 1) {
-            const detail = 'Redis restarted (its run_id changed), and its keys are gone';
+            const detail = info.detail ?? 'Redis restarted (its run_id changed), and its keys are gone';
             engine.loseWhere(info.affects ?? (() => true), detail, info.since);
           }
           dispatcher.everything();

@@ -45,6 +45,8 @@ export interface ResetInfo {
   readonly since?: number | undefined;
   /** Which keys live behind the connection (a Cluster master serves only some); undefined: all. */
   readonly affects?: ((key: string) => boolean) | undefined;
+  /** With `restarted`: how the driver knows, in the words a lost lease reports. */
+  readonly detail?: string | undefined;
 }
 
 /** What a driver reports to the core. Handlers must not throw. */

@@ -9,6 +9,7 @@ import {
   type Driver,
   type DriverHandlers,
   NO_HANDLERS,
+  type ResetInfo,
   type ScriptCall,
   type TrackingProof,
 } from '../driver/types.ts';
@@ -80,6 +81,8 @@ export class PostgresDriver implements Driver {
   #closed = false;
   #lastSweep = monotonic();
   #version = '';
+  /** The server's start time at the last check: a new one means it restarted. */
+  #started = '';
 
   constructor(options: PostgresDriverOptions) {
     this.#o = options;
@@ -127,6 +130,7 @@ export class PostgresDriver implements Driver {
       return found;
     });
     this.#version = state.version;
+    this.#started = state.started;
     this.#lua = await LuaScripts.load();
     if (!o.tracking) return;
     const listener = new Listener(
@@ -144,7 +148,7 @@ export class PostgresDriver implements Driver {
         },
         up: () => {
           this.#listening = true;
-          void this.#arm();
+          void this.#rearm();
         },
       },
       o.commandTimeout,
@@ -315,9 +319,34 @@ export class PostgresDriver implements Driver {
     this.#handlers.invalidate(keys);
   }
 
+  /**
+   * After the listener came back: whether the server restarted meanwhile (a crash may have lost
+   * the last commits: every lease on it is lost, as on a Redis that restarted), then #arm.
+   */
+  async #rearm(): Promise<void> {
+    const since = monotonic();
+    let restarted = false;
+    try {
+      const [result] = await this.#with((query) =>
+        query('SELECT pg_postmaster_start_time()::text AS started'),
+      );
+      const started = (result?.rows[0] as { started?: string } | undefined)?.started;
+      restarted = started !== undefined && started !== this.#started;
+      if (started !== undefined) this.#started = started;
+    } catch (error) {
+      // The server went away again: the listener's next drop reports it.
+      this.#handlers.disconnected(asError(error));
+      return;
+    }
+    if (this.#closed) return;
+    const detail =
+      'PostgreSQL restarted (pg_postmaster_start_time() changed): a crash may have lost its last commits';
+    await this.#arm(restarted ? { restarted, since, detail } : undefined);
+  }
+
   /** After (re)listening: the core re-checks everything, then the canary proves the path. */
-  async #arm(): Promise<void> {
-    this.#handlers.reset();
+  async #arm(info?: ResetInfo): Promise<void> {
+    this.#handlers.reset(info);
     const port: CanaryPort = {
       eval: (call) => this.eval(call),
       poke: async (keys) => {

@@ -21,15 +21,18 @@ export interface SchemaState {
   readonly schema: boolean;
   readonly table: boolean;
   readonly version: string;
+  /** pg_postmaster_start_time(): changes when the server restarts (docs/postgres.md). */
+  readonly started: string;
 }
 
 export async function schemaState(query: Query, names: PgNames): Promise<SchemaState> {
   const [result] = await query(
     `SELECT pg_is_in_recovery() AS standby, current_setting('server_version') AS version, ` +
+      'pg_postmaster_start_time()::text AS started, ' +
       `EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = ${literal(names.schema)}) AS schema, ` +
       `to_regclass(${literal(names.qualified)}) IS NOT NULL AS "table"`,
   );
-  const row = result?.rows[0] as { standby: boolean; schema: boolean; table: boolean; version: string };
+  const row = result?.rows[0] as SchemaState;
   return row;
 }
 

@@ -17,8 +17,15 @@ export function openAndRead(names: PgNames, keys: readonly string[], timeout: nu
   const ms = Math.max(1, Math.ceil(timeout));
   return [
     'BEGIN ISOLATION LEVEL READ COMMITTED',
+    // A stalled peer's locks are freed at half the time a lock may be waited for, so that the
+    // waiters behind it get through instead of timing out with it.
     `SET LOCAL lock_timeout = ${ms}`,
-    `SET LOCAL idle_in_transaction_session_timeout = ${ms}`,
+    `SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1, Math.floor(ms / 2))}`,
+    // A lease is as durable as a Redis key without persistence, and half the commit's time is
+    // its WAL flush: a crash can lose the last moments of commits, which leasehold treats as a
+    // Redis restart (the server's start time changes: every lease on it is lost; fencing
+    // tokens stay floored by the server's clock). docs/postgres.md, "Durability".
+    'SET LOCAL synchronous_commit = off',
     ...lockAndRead(names, keys),
   ].join(';\n');
 }
