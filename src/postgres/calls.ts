@@ -55,6 +55,7 @@ export async function withConnection<T>(
 ): Promise<T> {
   const deadline = monotonic() + limit;
   const client = await timed(pool.connect(), limit, (late) => late.release());
+  guard(client);
   let broken: Error | undefined;
   const query: Query = async (text) => {
     try {
@@ -78,6 +79,19 @@ export async function withConnection<T>(
     if (broken !== undefined) destroy(client);
     client.release(broken);
   }
+}
+
+const guarded = new WeakSet<PoolClient>();
+
+/**
+ * A connection's socket can fail while no query is running (a reset between calls): node-postgres
+ * then emits 'error' on the client, which would crash the process unheard. The pool notices the
+ * dead client at its next use; nothing here needs the event.
+ */
+function guard(client: PoolClient): void {
+  if (guarded.has(client)) return;
+  guarded.add(client);
+  client.on('error', () => {});
 }
 
 /** Cuts the socket itself: end() would wait for a peer that may never answer. */

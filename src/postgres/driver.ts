@@ -227,7 +227,11 @@ export class PostgresDriver implements Driver {
   #with<T>(work: (query: Query) => Promise<T>): Promise<T> {
     const pool = this.#pool;
     if (pool === undefined) return Promise.reject(this.#notOpen());
-    return withConnection(pool, this.#o.commandTimeout, work, () => void this.#listener?.check()).catch(
+    return withConnection(pool, this.#o.commandTimeout, work, () => void this.#listener?.check()).then(
+      (value) => {
+        if (!this.#listening) this.#listener?.nudge();
+        return value;
+      },
       (error: unknown) => {
         throw asReply(error);
       },

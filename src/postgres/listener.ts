@@ -30,6 +30,8 @@ export class Listener {
   #closed = false;
   #retry: (() => void) | undefined;
   #backoff = 50;
+  /** A reconnect attempt is under way. */
+  #opening = false;
 
   constructor(make: () => Client, channel: string, events: ListenerEvents, limit: number) {
     this.#make = make;
@@ -52,6 +54,18 @@ export class Listener {
     } catch (error) {
       this.#lost(client, error instanceof Error ? error : new Error(String(error)));
     }
+  }
+
+  /**
+   * The server answers again (a call went through): a reconnect waiting out its backoff tries
+   * now, so that pushes come back within moments of a stall or an outage ending.
+   */
+  nudge(): void {
+    if (this.#retry === undefined || this.#closed || this.#opening) return;
+    this.#retry();
+    this.#retry = undefined;
+    this.#backoff = 50;
+    this.#attempt();
   }
 
   async close(): Promise<void> {
@@ -99,14 +113,23 @@ export class Listener {
     this.#backoff = Math.min(this.#backoff * 2, MAX_BACKOFF);
     this.#retry = after(delay, () => {
       this.#retry = undefined;
-      if (this.#closed) return;
-      this.#open().then(
-        () => {
-          if (!this.#closed) this.#events.up();
-        },
-        () => this.#reconnect(),
-      );
+      this.#attempt();
     });
+  }
+
+  #attempt(): void {
+    if (this.#closed) return;
+    this.#opening = true;
+    this.#open().then(
+      () => {
+        this.#opening = false;
+        if (!this.#closed) this.#events.up();
+      },
+      () => {
+        this.#opening = false;
+        this.#reconnect();
+      },
+    );
   }
 }
 

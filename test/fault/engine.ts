@@ -9,12 +9,19 @@ import { semaphoreLayout } from '../../src/primitives/semaphore.ts';
 import { FakeClock } from '../harness/fake-clock.ts';
 import { hostNow } from '../harness/host-clock.ts';
 import { FaultProxy } from '../harness/proxy.ts';
-import type { RedisServer } from '../harness/redis-server.ts';
 import { command } from '../harness/resp.ts';
 import { Worker } from '../harness/worker.ts';
 import { check, type Pause, type WorkerEvent } from './checker.ts';
 import type { Mode } from './modes.ts';
-import type { FaultContext, FaultPrimitive, FaultWorker, RunOptions, RunResult, Scenario } from './types.ts';
+import type {
+  FaultContext,
+  FaultPrimitive,
+  FaultWorker,
+  LockServer,
+  RunOptions,
+  RunResult,
+  Scenario,
+} from './types.ts';
 import { WALL_CLOCK_NOTE_MS, watchWallClock } from './wall-clock.ts';
 import type { WorkerConfig } from './workers/fenced-worker.ts';
 
@@ -147,7 +154,7 @@ export async function runScenario(scenario: Scenario, mode: Mode, options: RunOp
       ...(clock === undefined
         ? {}
         : {
-            setServerClock: async (wall: number, servers: readonly RedisServer[] = lock.servers) => {
+            setServerClock: async (wall: number, servers: readonly LockServer[] = lock.servers) => {
               const holders = new Set(inside.keys());
               const at = hostNow();
               let heard: WorkerEvent | undefined;

@@ -4,13 +4,13 @@ import { checkConnectOptions } from '../../src/options/index.ts';
 import { RedisCluster } from '../harness/cluster.ts';
 import { FakeClock } from '../harness/fake-clock.ts';
 import { startMasters } from '../harness/masters.ts';
-import type { RedisServer } from '../harness/redis-server.ts';
-import type { ModeName, Scenario } from './types.ts';
+import { PgServer, pgServerMissing } from '../harness/pg-server.ts';
+import type { LockServer, ModeName, Scenario } from './types.ts';
 
 /** The lock servers of one run, as a mode lays them out. */
 export interface LockServers {
   /** The processes faults are applied to (a cluster's masters). */
-  servers: readonly RedisServer[];
+  servers: readonly LockServer[];
   urls: readonly string[];
   /** Whether each worker reaches each server through its own FaultProxy. */
   proxied: boolean;
@@ -70,10 +70,31 @@ export const MODES: Record<ModeName, Mode> = {
     },
     connect: (urls) => ({ cluster: { rootNodes: [...urls] } }),
   },
+  // One PostgreSQL server of the run's own (test/harness/pg-server.ts): the proxy faults, a stalled
+  // server (SIGSTOP of its process group) and a crash and restart, which PostgreSQL recovers from
+  // its WAL (the last commits may be lost: leasehold commits without waiting for the flush).
+  postgres: {
+    name: 'postgres',
+    proxied: true,
+    start: async () => {
+      const server = await PgServer.start();
+      return { servers: [server], urls: [server.url()], proxied: true, stop: () => server.stop() };
+    },
+    // A proxy's URL names its port only (redis://127.0.0.1:<port>).
+    connect: (urls) => ({
+      postgres: urls[0]!.startsWith('postgres')
+        ? urls[0]
+        : `postgres://postgres@127.0.0.1:${new URL(urls[0]!).port}/leasehold`,
+    }),
+  },
 };
 
 /** Why a scenario cannot run in a mode yet (Leasehold.connect() refuses its options), or undefined. */
 export function pendingReason(mode: Mode, scenario?: Scenario): string | undefined {
+  if (mode.name === 'postgres') {
+    if (scenario?.serverClock) return "n/a: the clock shim steps redis-server's clock only";
+    return pgServerMissing();
+  }
   if (scenario?.serverClock) {
     const missing = FakeClock.missing();
     if (missing !== undefined) return missing;

@@ -55,7 +55,7 @@ if (!Number.isInteger(repeat) || repeat < 1) throw new TypeError(`--repeat must 
 if (!Number.isInteger(rounds) || rounds < 1) throw new TypeError(`--rounds must be a positive integer`);
 const workers = values.short ? 2 : 3;
 const only = values.only?.split(',');
-const modes = (values.modes?.split(',') ?? ['single', 'quorum', 'cluster']) as ModeName[];
+const modes = (values.modes?.split(',') ?? ['single', 'quorum', 'cluster', 'postgres']) as ModeName[];
 // Exit through process.exit so the harness's exit hook kills every server and worker it started.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 const started = performance.now();

@@ -23,6 +23,12 @@ const SHORT: [string, ModeName, FaultPrimitive?][] = [
   ['restart-empty', 'single', 'write'],
   ['partition', 'single', 'semaphore'],
   ['redis-sigstop', 'single', 'fair'],
+  // PostgreSQL (a server of the run's own): a partition, a stalled server, a crash and restart,
+  // a black hole longer than any lease.
+  ['partition', 'postgres'],
+  ['redis-sigstop', 'postgres'],
+  ['server-crash', 'postgres'],
+  ['blackhole-long', 'postgres'],
 ];
 
 let resource: FencedResource;

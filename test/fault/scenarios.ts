@@ -100,6 +100,32 @@ const restartEmpty = (reverify: boolean): MatrixScenario => ({
 });
 
 /**
+ * PostgreSQL killed (the postmaster and every backend, as a machine crash would) and started again
+ * while a lease is held: it recovers its WAL, but leasehold commits without waiting for the flush,
+ * so the last commits may be gone. Leasehold learns of the restart from pg_postmaster_start_time()
+ * when its listener reconnects and treats every lease on the server as lost.
+ */
+const serverCrash = (reverify: boolean): MatrixScenario => ({
+  id: reverify ? 'server-crash-reverify' : 'server-crash',
+  title: reverify
+    ? "PostgreSQL crashed and restarted, holders on `onDisconnect: 'reverify'`"
+    : 'PostgreSQL crashed (SIGKILL of every process) and restarted while a lease is held',
+  modes: ['postgres'],
+  ...(reverify ? { connectExtra: () => ({ onDisconnect: 'reverify' }) } : {}),
+  advice:
+    'Abort work on `lease.signal`: a restart of the server loses every lease on it (its last ' +
+    "commits may be gone). Fencing tokens are floored by the server's clock, so they keep rising.",
+  fault: async (ctx, rounds) => {
+    for (let r = 0; r < rounds; r++) {
+      await ctx.holder();
+      await Promise.all(ctx.servers.map((server) => server.restart()));
+      ctx.note('PostgreSQL crashed and restarted (WAL recovery)');
+      await sleep(ctx.ttl * 3);
+    }
+  },
+});
+
+/**
  * Steps the lock servers' wall clock (what Redis expires keys by) while a lease is held: forward
  * by a minute a round (an NTP step, a VM resumed), or back by a minute a round and never corrected.
  * The monotonic clock is left alone: no real one goes back.
@@ -211,6 +237,8 @@ export const SCENARIOS: readonly MatrixScenario[] = [
   },
   restartEmpty(false),
   restartEmpty(true),
+  serverCrash(false),
+  serverCrash(true),
   {
     id: 'loop-stall',
     title: "holder's event loop blocked by a busy wait for 2 x TTL (its timers fire late)",

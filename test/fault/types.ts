@@ -2,12 +2,21 @@
 // of it reports: the contract that scenarios.ts, the engine, the verdicts and the report share.
 // ModeName lives here, not in modes.ts, so that modes.ts and this file do not import each other.
 import type { FaultProxy } from '../harness/proxy.ts';
-import type { RedisServer } from '../harness/redis-server.ts';
 import type { Worker } from '../harness/worker.ts';
 import type { CheckResult } from './checker.ts';
 import type { FencedResource } from './resource.ts';
 
-export type ModeName = 'single' | 'quorum' | 'cluster';
+export type ModeName = 'single' | 'quorum' | 'cluster' | 'postgres';
+
+/** A lock server process a fault acts on: a redis-server, or a PostgreSQL server of the run's own. */
+export interface LockServer {
+  readonly port: number;
+  readonly pid: number | undefined;
+  /** SIGSTOP / SIGCONT stall and resume it (all of its processes). */
+  signal(signal: NodeJS.Signals): void;
+  /** Kills it and starts it again on the same port: Redis comes back empty, PostgreSQL recovers its WAL. */
+  restart(): Promise<void>;
+}
 
 /**
  * What the workers contend for: a mutex, or another exclusive primitive whose waiters are granted
@@ -26,7 +35,7 @@ export interface FaultWorker {
 /** What a scenario's fault script may do while the workers run. */
 export interface FaultContext {
   ttl: number;
-  servers: readonly RedisServer[];
+  servers: readonly LockServer[];
   workers: readonly FaultWorker[];
   /** The Redis key of the lock the workers contend for. */
   lockKey: string;
@@ -45,7 +54,7 @@ export interface FaultContext {
    * later, noting how soon the holder of the moment stopped trusting its lease. Only for scenarios
    * with `serverClock`.
    */
-  setServerClock?(wall: number, servers?: readonly RedisServer[]): Promise<void>;
+  setServerClock?(wall: number, servers?: readonly LockServer[]): Promise<void>;
   /**
    * Blocks `target`'s event loop with a busy wait of `ms` (its timers fire late, nothing runs),
    * recorded like a pause so the checker can discount it from lags. Resolves when the stall ended.

@@ -5,7 +5,15 @@
 // is stopped by its pid only.
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -26,6 +34,23 @@ export function pgBin(): string | undefined {
 /** Why this machine cannot start PostgreSQL servers of its own, or undefined when it can. */
 export function pgServerMissing(): string | undefined {
   return pgBin() === undefined ? 'no PostgreSQL server binaries under /usr/lib/postgresql/*/bin' : undefined;
+}
+
+/** The pids whose parent is `pid` (from /proc: a server's backends and workers). */
+function children(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid ...: comm may hold spaces and parentheses, so read after the last ')'.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
 }
 
 /** uid/gid to run as: the postgres user's when we are root. */
@@ -119,11 +144,22 @@ export class PgServer {
     }
   }
 
-  /** Signals the postmaster and every backend (its process group): SIGSTOP / SIGCONT stall it. */
+  /**
+   * Signals the postmaster and every process it forked (backends and workers; each is a session
+   * leader of its own, so the postmaster's process group does not reach them): SIGSTOP / SIGCONT
+   * stall and resume the whole server. The postmaster is stopped first, so it forks no new one.
+   */
   signal(signal: NodeJS.Signals): void {
     const pid = this.#child?.pid;
-    if (pid !== undefined && this.#child?.exitCode === null && this.#child.signalCode === null) {
-      process.kill(-pid, signal);
+    if (pid === undefined || this.#child?.exitCode !== null || this.#child.signalCode !== null) return;
+    const first = signal === 'SIGCONT' ? children(pid) : [pid];
+    const then = signal === 'SIGCONT' ? [pid] : children(pid);
+    for (const target of [...first, ...then]) {
+      try {
+        process.kill(target, signal);
+      } catch {
+        // exited meanwhile
+      }
     }
   }
 
@@ -132,9 +168,18 @@ export class PgServer {
     const child = this.#child;
     if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
-    process.kill(-child.pid!, 'SIGKILL');
+    const forked = children(child.pid!);
+    process.kill(child.pid!, 'SIGKILL');
+    // A SIGKILLed postmaster's backends live on until they notice: kill them too, as a crash of
+    // the machine would, so that none answers after the "crash".
+    for (const pid of forked) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // exited meanwhile
+      }
+    }
     await exited;
-    // Backends die with the group; give the kernel a moment to release the port.
     await sleep(50);
   }
 
