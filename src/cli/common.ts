@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { redact } from '../base/redact.ts';
+import { defaultCanaryKey } from '../driver/canary.ts';
 import { createNodeDriver } from '../driver/node-driver.ts';
 import { type Driver, type DriverHandlers, type NodeDriverOptions, packageOf } from '../driver/types.ts';
 import { readOne } from '../inspect/read.ts';
@@ -15,6 +16,8 @@ import {
   installedDriver,
   type TlsOptions,
 } from '../options/index.ts';
+import { PostgresDriver } from '../postgres/driver.ts';
+import { pgNames } from '../postgres/names.ts';
 import { mutexLayout } from '../primitives/mutex.ts';
 import { CliError, DOCS, EXIT } from './exit.ts';
 import { checkTopologyFlags, type Topology, topologyOf, urlsOf } from './topology.ts';
@@ -26,6 +29,9 @@ export const connectionOptions = {
   cluster: { type: 'string' },
   sentinel: { type: 'string' },
   nodes: { type: 'string' },
+  postgres: { type: 'string' },
+  schema: { type: 'string' },
+  table: { type: 'string' },
   prefix: { type: 'string' },
   driver: { type: 'string' },
   'tls-ca': { type: 'string' },
@@ -65,6 +71,9 @@ export interface Connection {
 
 type ConnectionValues = {
   redis?: string | undefined;
+  postgres?: string | undefined;
+  schema?: string | undefined;
+  table?: string | undefined;
   cluster?: string | undefined;
   sentinel?: string | undefined;
   nodes?: string | undefined;
@@ -85,6 +94,9 @@ export function connection(values: ConnectionValues): Connection {
     topology.kind === 'redis' ? usage(() => checkUrl(values.redis ?? defaultUrl(), '--redis')) : defaultUrl();
   const urls = urlsOf({ url, topology });
   const tls = tlsFlags(values);
+  if (tls !== undefined && topology.kind === 'postgres') {
+    throw new CliError('--tls-* flags are for Redis: with --postgres, put sslmode=... in the URL');
+  }
   if (tls !== undefined && !urls.every((u) => u.startsWith('rediss://'))) {
     const where =
       topology.kind === 'redis'
@@ -153,6 +165,8 @@ export function usageError(error: TypeError): CliError {
     error.message
       .replace(/^leasehold: /, '')
       .replace(/^option "(--[\w-]+)"/, '$1')
+      .replace(/^option "postgres(?:\.url)?"/, '--postgres')
+      .replace(/^option "postgres\.(schema|table)"/, '--$1')
       .replace(/^option "(\w+)"/, '<$1>'),
   );
 }
@@ -206,7 +220,10 @@ export async function openDriver(
   // The client package loads before the clock starts: on a busy machine its import alone took
   // seconds, which the timeout then reported as "no answer". A missing one is reported by connect().
   await import(packageOf(conn.driver)).catch(() => {});
-  const driver = createNodeDriver(conn.driver, { url: conn.url, tracking, tls: conn.tls, ...options });
+  const driver =
+    conn.topology.kind === 'postgres'
+      ? postgresDriver(conn.topology, tracking)
+      : createNodeDriver(conn.driver, { url: conn.url, tracking, tls: conn.tls, ...options });
   // Before connect(): the notification canary's verdict arrives during it.
   if (handlers !== undefined) driver.setHandlers(handlers);
   let timer: NodeJS.Timeout | undefined;
@@ -220,14 +237,33 @@ export async function openDriver(
   } catch (error) {
     await driver.close().catch(() => {});
     const message = (error as Error).message;
+    const where =
+      conn.topology.kind === 'postgres'
+        ? `PostgreSQL at ${redact(conn.topology.url)}`
+        : `Redis at ${redact(conn.url)}`;
     throw new CliError(
-      `could not connect to Redis at ${redact(conn.url)}: ${linked(message)}${hint(message)}`,
+      `could not connect to ${where}: ${linked(message)}${hint(message)}`,
       refusedAccess(message) ? EXIT.noPermission : EXIT.unavailable,
     );
   } finally {
     clearTimeout(timer);
   }
   return driver;
+}
+
+/**
+ * A bare PostgreSQL driver for the views and inspection commands: it never creates the table (a
+ * view that finds none says to run `leasehold migrate`).
+ */
+export function postgresDriver(t: Extract<Topology, { kind: 'postgres' }>, tracking: boolean): Driver {
+  return new PostgresDriver({
+    url: t.url,
+    names: pgNames(t.schema, t.table),
+    migrate: false,
+    tracking,
+    commandTimeout: 5_000,
+    canaryKey: defaultCanaryKey(DEFAULT_PREFIX),
+  });
 }
 
 /** Redis refused the credentials, or a command or key (also inside a script), as opposed to not answering. */

@@ -133,6 +133,8 @@ export class LiveView extends EventEmitter<LiveEvents> {
     const info = String(await this.#readers[0]?.command(['INFO', 'server']));
     const valkey = /valkey_version:(\S+)/.exec(info)?.[1];
     if (valkey !== undefined) return `Valkey ${valkey}`;
+    const postgres = /postgresql_version:(\S+)/.exec(info)?.[1];
+    if (postgres !== undefined) return `PostgreSQL ${postgres}`;
     return `Redis ${/redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown'}`;
   }
 

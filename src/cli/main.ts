@@ -7,6 +7,7 @@ import { delegate, demo } from './delegate.ts';
 import { doctor } from './doctor.ts';
 import { CliError, DOCS, EXIT } from './exit.ts';
 import { release, watch } from './inspect.ts';
+import { migrate } from './migrate.ts';
 import { run } from './run.ts';
 import { status } from './status.ts';
 import { top } from './top.ts';
@@ -23,11 +24,12 @@ Commands:
   top [<name-prefix>]          live view of every name under a prefix: holders, TTLs, waiters
   dashboard [<name-prefix>]    the same as a web page (127.0.0.1 by default), live over SSE
   doctor                       check a server: version, tracking rule, notification mode, round trip
+  migrate --postgres <url>     create the table leasehold keeps in PostgreSQL (docs/postgres.md)
   demo                         a live demo: processes contend, the holder dies, the lock moves
   bench                        the benchmarks against peer libraries (source checkout)
 
 Run \`leasehold <command> --help\` for a command's options. Redis: --redis <url>, else $REDIS_URL,
-else redis://127.0.0.1:6379. Exit codes and more: ${DOCS}/cli.md
+else redis://127.0.0.1:6379; PostgreSQL: --postgres <url>. Exit codes and more: ${DOCS}/cli.md
 `;
 
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
@@ -38,6 +40,7 @@ const commands: Record<string, (argv: string[]) => Promise<number>> = {
   top,
   dashboard,
   doctor,
+  migrate,
   demo,
   bench: (argv) => delegate('bench', 'bench', argv),
 };

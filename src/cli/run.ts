@@ -117,7 +117,7 @@ async function connect(conn: Connection, ttl: number, owner: string): Promise<Le
     return await Leasehold.connect({
       ...(topology.kind === 'redis' ? { url } : topologyOptions(topology)),
       prefix,
-      driver,
+      ...(topology.kind === 'postgres' ? {} : { driver }),
       ttl,
       owner,
       ...(tls === undefined ? {} : { tls }),

@@ -33,7 +33,7 @@ export async function openTargets(
 ): Promise<Targets> {
   const t = conn.topology;
   // One Redis: as every command always opened it (its messages and hints).
-  if (t.kind === 'redis')
+  if (t.kind === 'redis' || t.kind === 'postgres')
     return { drivers: [await openDriver(conn, tracking, extra, timeout)], labels: ['redis'] };
   const { handlers, bcast, canaryKey } = extra;
   // The client package loads before the clock starts (see openDriver).
@@ -91,8 +91,14 @@ export async function openTargets(
 
 /** A command that reads one Redis only refuses a topology instead of ignoring it. */
 export function oneRedisOnly(conn: Connection, command: string): void {
-  if (conn.topology.kind !== 'redis') {
-    throw new CliError(`${command} takes one Redis (--redis or $REDIS_URL), not --${conn.topology.kind}`);
+  if (conn.topology.kind !== 'redis' && !(conn.topology.kind === 'postgres' && command !== 'doctor')) {
+    const instead =
+      conn.topology.kind === 'postgres'
+        ? ' (`leasehold status --postgres <url>` shows its notifications)'
+        : '';
+    throw new CliError(
+      `${command} takes one Redis (--redis or $REDIS_URL), not --${conn.topology.kind}${instead}`,
+    );
   }
 }
 

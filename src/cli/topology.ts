@@ -11,7 +11,8 @@ export type Topology =
   | { kind: 'redis' }
   | { kind: 'cluster'; rootNodes: string[] }
   | { kind: 'sentinel'; name: string; sentinels: string[] }
-  | { kind: 'nodes'; urls: string[] };
+  | { kind: 'nodes'; urls: string[] }
+  | { kind: 'postgres'; url: string; schema: string; table: string };
 
 export const topologyHelp = `Topology (one of them, instead of --redis; the same as Leasehold.connect's options):
   --cluster <url,...>     a Redis Cluster: any of its nodes (every master is read, each one's
@@ -19,7 +20,11 @@ export const topologyHelp = `Topology (one of them, instead of --redis; the same
   --sentinel <name>@<url,...>  the master <name> that these sentinels name (followed through a
                           failover)
   --nodes <url,url,url>   a quorum of independent masters: each node's copy is shown, and which
-                          names a node is missing (under-replicated)`;
+                          names a node is missing (under-replicated)
+  --postgres <url>        PostgreSQL instead of Redis (docs/postgres.md): postgres://user@host/db;
+                          keep a password out of ps with PGPASSWORD, which node-postgres reads
+  --schema <name>, --table <name>  where the rows are, with --postgres (default: leasehold,
+                          leasehold_keys)`;
 
 /** A connection's URL (one Redis) and topology. */
 interface Where {
@@ -28,6 +33,9 @@ interface Where {
 }
 
 type TopologyValues = {
+  postgres?: string | undefined;
+  schema?: string | undefined;
+  table?: string | undefined;
   cluster?: string | undefined;
   sentinel?: string | undefined;
   nodes?: string | undefined;
@@ -44,7 +52,7 @@ const list = (value: string): string[] =>
  * a usage error). At most one of --redis, --cluster, --sentinel and --nodes.
  */
 export function topologyOf(values: TopologyValues & { redis?: string | undefined }): Topology {
-  const given = (['redis', 'cluster', 'sentinel', 'nodes'] as const).filter(
+  const given = (['redis', 'cluster', 'sentinel', 'nodes', 'postgres'] as const).filter(
     (flag) => values[flag] !== undefined,
   );
   if (given.length > 1) {
@@ -52,8 +60,20 @@ export function topologyOf(values: TopologyValues & { redis?: string | undefined
       `${given.map((f) => `--${f}`).join(' and ')}: give one of them (one topology at a time)`,
     );
   }
+  if (values.postgres === undefined) {
+    for (const flag of ['schema', 'table'] as const) {
+      if (values[flag] !== undefined) throw new CliError(`--${flag} goes with --postgres`);
+    }
+  }
   let topology: Topology = { kind: 'redis' };
-  if (values.cluster !== undefined) topology = { kind: 'cluster', rootNodes: list(values.cluster) };
+  if (values.postgres !== undefined) {
+    topology = {
+      kind: 'postgres',
+      url: values.postgres,
+      schema: values.schema ?? 'leasehold',
+      table: values.table ?? 'leasehold_keys',
+    };
+  } else if (values.cluster !== undefined) topology = { kind: 'cluster', rootNodes: list(values.cluster) };
   else if (values.nodes !== undefined) topology = { kind: 'nodes', urls: list(values.nodes) };
   else if (values.sentinel !== undefined) {
     const at = values.sentinel.indexOf('@');
@@ -76,6 +96,8 @@ export function topologyOptions(topology: Topology): Record<string, unknown> {
       return { sentinel: { name: topology.name, sentinels: topology.sentinels } };
     case 'nodes':
       return { nodes: topology.urls };
+    case 'postgres':
+      return { postgres: { url: topology.url, schema: topology.schema, table: topology.table } };
     default:
       return {};
   }
@@ -93,6 +115,7 @@ export function urlsOf(conn: Where): string[] {
   if (t.kind === 'cluster') return t.rootNodes;
   if (t.kind === 'sentinel') return t.sentinels;
   if (t.kind === 'nodes') return t.urls;
+  if (t.kind === 'postgres') return [t.url];
   return [conn.url];
 }
 
@@ -103,5 +126,6 @@ export function describeTarget(conn: Where): string {
   if (t.kind === 'cluster') return `the cluster (${urls})`;
   if (t.kind === 'sentinel') return `the master "${t.name}" (sentinels ${urls})`;
   if (t.kind === 'nodes') return `${t.urls.length} nodes (${urls})`;
+  if (t.kind === 'postgres') return `PostgreSQL at ${urls}`;
   return redact(conn.url);
 }
