@@ -1,4 +1,4 @@
-import type { ClientConfig, Pool } from 'pg';
+import type { ClientConfig, Pool, QueryResult } from 'pg';
 import { monotonic } from '../base/clock.ts';
 import { newToken } from '../base/token.ts';
 import { Canary, type CanaryPort } from '../driver/canary.ts';
@@ -265,20 +265,22 @@ export class PostgresDriver implements Driver {
     const names = this.#o.names;
     const wanted = [...new Set(keys)];
     const loaded = new Map<string, Row | null>();
-    const read = (results: Awaited<ReturnType<Query>>, asked: readonly string[]): number => {
-      const row = results.at(-1)?.rows[0] as { now: string; rows: unknown };
+    const load = (result: QueryResult | undefined, asked: readonly string[]): void => {
       for (const key of asked) loaded.set(key, null);
-      for (const found of parseRows(row.rows)) loaded.set(found.key, found);
-      return Number(row.now);
+      for (const found of parseRows(result?.rows ?? [])) loaded.set(found.key, found);
     };
-    const now = read(await query(openAndRead(names, wanted, this.#o.commandTimeout)), wanted);
+    const opened = await query(openAndRead(names, wanted, this.#o.commandTimeout));
+    // BEGIN; the locks and the clock; the rows (when there are keys).
+    const now = Number((opened[1]?.rows[0] as { now?: string } | undefined)?.now);
+    if (!Number.isFinite(now)) throw new Error('ERR PostgreSQL sent no clock reading');
+    load(wanted.length === 0 ? undefined : opened[2], wanted);
     let run: ScratchRun<T> | undefined;
     while (run === undefined) {
       try {
         run = runOverRows(loaded, now, body, statuses);
       } catch (error) {
         if (!(error instanceof MissingKeys)) throw error;
-        read(await query(lockAndRead(names, error.keys).join(';\n')), error.keys);
+        load((await query(lockAndRead(names, error.keys)))[1], error.keys);
       }
     }
     const changed = [...run.upserts.map((row) => row.key), ...run.deletes];

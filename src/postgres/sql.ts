@@ -1,66 +1,78 @@
 // The statements of the command path, each batch one simple-protocol string (one round trip).
+import { createHash } from 'node:crypto';
 import type { Row } from './codec.ts';
 import { literal, type PgNames, textArray } from './names.ts';
 
 /** A NOTIFY payload stays below PostgreSQL's 8000-byte limit. */
 const PAYLOAD_BYTES = 7_000;
 
+/** The server's clock in microseconds since the epoch, as text (a bigint). */
+const CLOCK = 'floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text';
+
 /**
- * Opens a transaction, locks `keys` and reads them with the server's clock. READ COMMITTED,
- * whatever the session's default, so that the read (its own statement, its own snapshot) sees
- * every commit made before the locks were granted. `timeout` bounds the wait for a lock and, in
- * the server, the time the transaction may sit idle: a client that stops between its two round
- * trips (paused, partitioned) is cut off by the server, which releases its locks, instead of
- * blocking every other caller of those keys for as long as its connection lives.
+ * The advisory lock id of `key`: 64 bits of SHA-1 over the channel and the key, computed here so
+ * that the statement is a plain list of calls (no set-returning subquery to plan on every call).
+ * Two keys that share an id only serialize each other's calls.
+ */
+export function lockId(names: PgNames, key: string): bigint {
+  return createHash('sha1').update(names.channel).update('\0').update(key).digest().readBigInt64BE(0);
+}
+
+/** pg_advisory_xact_lock calls for `keys`, in ascending id order, without repeats. */
+function lockCalls(names: PgNames, keys: readonly string[]): string[] {
+  const ids = [...new Set(keys.map((key) => lockId(names, key)))].sort((a, b) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  );
+  return ids.map((id) => `pg_advisory_xact_lock(${id})`);
+}
+
+/** The rows of `keys`, read in a statement of its own (a snapshot taken after the locks). */
+function readRows(names: PgNames, keys: readonly string[]): string {
+  return `SELECT key, type, value, expire_at FROM ${names.qualified} WHERE key IN (${keys.map(literal).join(', ')})`;
+}
+
+/**
+ * Opens a transaction, locks `keys` and reads their rows and the server's clock: three statements
+ * in one round trip. READ COMMITTED, whatever the session's default, so that the read (its own
+ * statement, its own snapshot) sees every commit made before the locks were granted. The
+ * settings are the transaction's own (SET LOCAL semantics, so PgBouncer in transaction mode is
+ * fine):
+ * - lock_timeout: a lock waited for at most `timeout`;
+ * - idle_in_transaction_session_timeout, half of it: a client that stops between its two round
+ *   trips (paused, partitioned) is cut off by the server, which frees its locks, instead of
+ *   blocking every caller of those keys for as long as its connection lives;
+ * - synchronous_commit off: a lease is as durable as a Redis key without persistence, and half a
+ *   commit's time is its WAL flush. A crash can lose the last moments of commits, which leasehold
+ *   treats as a Redis restart (docs/postgres.md, "Durability").
+ * The clock is read after the locks (the select list runs left to right).
  */
 export function openAndRead(names: PgNames, keys: readonly string[], timeout: number): string {
-  const ms = Math.max(1, Math.ceil(timeout));
+  const ms = Math.max(2, Math.ceil(timeout));
+  const settings = [
+    `set_config('lock_timeout', '${ms}', true)`,
+    `set_config('idle_in_transaction_session_timeout', '${Math.floor(ms / 2)}', true)`,
+    "set_config('synchronous_commit', 'off', true)",
+  ];
   return [
     'BEGIN ISOLATION LEVEL READ COMMITTED',
-    // A stalled peer's locks are freed at half the time a lock may be waited for, so that the
-    // waiters behind it get through instead of timing out with it.
-    `SET LOCAL lock_timeout = ${ms}`,
-    `SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1, Math.floor(ms / 2))}`,
-    // A lease is as durable as a Redis key without persistence, and half the commit's time is
-    // its WAL flush: a crash can lose the last moments of commits, which leasehold treats as a
-    // Redis restart (the server's start time changes: every lease on it is lost; fencing
-    // tokens stay floored by the server's clock). docs/postgres.md, "Durability".
-    'SET LOCAL synchronous_commit = off',
-    ...lockAndRead(names, keys),
+    `SELECT ${[...settings, ...lockCalls(names, keys), `${CLOCK} AS now`].join(', ')}`,
+    ...(keys.length === 0 ? [] : [readRows(names, keys)]),
   ].join(';\n');
 }
 
-/**
- * Transaction-scoped advisory locks on `keys` (on a hash of the channel and the key: absent keys
- * are locked too, which row locks cannot do), taken in one order by every caller so that two
- * transactions never wait for each other; then the rows and the server's clock in microseconds.
- */
-export function lockAndRead(names: PgNames, keys: readonly string[]): string[] {
-  const array = textArray(keys);
-  const lock =
-    keys.length === 0
-      ? []
-      : [
-          `SELECT pg_advisory_xact_lock(h) FROM (SELECT DISTINCT hashtextextended(${literal(names.channel)} || k, 0) AS h ` +
-            `FROM unnest(${array}) AS k ORDER BY h OFFSET 0) AS s`,
-        ];
-  return [
-    ...lock,
-    'SELECT floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text AS now, ' +
-      `coalesce((SELECT json_agg(json_build_array(key, type, value, expire_at)) FROM ${names.qualified} ` +
-      `WHERE key = ANY(${array})), '[]'::json) AS rows`,
-  ];
+/** Locks and reads more keys inside the transaction (a script that named keys it did not declare). */
+export function lockAndRead(names: PgNames, keys: readonly string[]): string {
+  return [`SELECT ${lockCalls(names, keys).join(', ')}`, readRows(names, keys)].join(';\n');
 }
 
-/** The rows of the read: [key, type, value, expire_at] as json_build_array gives them. */
-export function parseRows(rows: unknown): Row[] {
-  const list = (typeof rows === 'string' ? JSON.parse(rows) : rows) as [
-    string,
-    Row['type'],
-    string,
-    number | null,
-  ][];
-  return list.map(([key, type, value, expireAt]) => ({ key, type, value, expireAt }));
+/** The rows of a read, from node-postgres (expire_at, a bigint, comes as text). */
+export function parseRows(rows: readonly Record<string, unknown>[]): Row[] {
+  return rows.map((r) => ({
+    key: r['key'] as string,
+    type: r['type'] as Row['type'],
+    value: r['value'] as string,
+    expireAt: r['expire_at'] === null ? null : Number(r['expire_at']),
+  }));
 }
 
 /** What a transaction writes before COMMIT. */
