@@ -3,6 +3,7 @@
 // --baseline=<commit> (also measure leasehold built from that commit, same run),
 // --docs / --no-docs (write docs/benchmarks.md and its charts; default: full runs of everything),
 // --report=results.json (rewrite the docs from saved results without measuring).
+import { spawnSync } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { dirname } from 'node:path';
@@ -47,7 +48,7 @@ A full run takes 5-10 minutes and writes bench/results/latest.json, docs/benchma
 docs/benchmarks/*.svg; any other run writes bench/results/last.tmp.json only.
 
   --quick                 the same scenarios with smaller samples (about a minute)
-  --only=a,b              scenarios: ${scenarios.map((s) => s.id).join(', ')}
+  --only=a,b              scenarios: ${scenarios.map((s) => s.id).join(', ')}, postgres
   --contenders=a,b        contenders: ${allContenders.map((c) => c.id).join(', ')}
                           (the leasehold-baseline-* ones need --baseline)
   --baseline=<commit>     also build leasehold as it was at <commit> (git archive of its src/ into
@@ -130,7 +131,7 @@ async function main(): Promise<void> {
   const only = option('only')?.split(',');
   const wanted = option('contenders')?.split(',');
   for (const id of only ?? []) {
-    if (!scenarios.some((s) => s.id === id)) throw new Error(`unknown scenario ${id}`);
+    if (id !== 'postgres' && !scenarios.some((s) => s.id === id)) throw new Error(`unknown scenario ${id}`);
   }
   const baselineRef = option('baseline');
   for (const id of wanted ?? []) {
@@ -210,6 +211,28 @@ async function main(): Promise<void> {
     const seconds = (performance.now() - t0) / 1000;
     results.timings[scenario.id] = { seconds, loadAverage: loadavg().map((x) => Math.round(x * 100) / 100) };
     console.log(`  (${seconds.toFixed(1)} s)`);
+  }
+  // PostgreSQL (docs/postgres.md): its own contenders and server, in a process of its own.
+  if (only === undefined || only.includes('postgres')) {
+    console.log('\n8. PostgreSQL: leasehold beside session and polled advisory locks (bench/postgres.ts)');
+    const json = path(
+      config.mode === 'full' && only === undefined
+        ? 'bench/results/postgres-latest.json'
+        : 'bench/results/postgres-last.tmp.json',
+    );
+    const samples = config.mode === 'full' ? 200 : 30;
+    const ran = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', path('bench/postgres.ts'), `--samples=${samples}`, `--json=${json}`],
+      {
+        stdio: 'inherit',
+      },
+    );
+    if (ran.status !== 0) {
+      const why = `bench/postgres.ts exited with ${ran.status ?? ran.signal}`;
+      console.log(`  FAILED: ${why}`);
+      results.failures['postgres'] = { 'leasehold-postgres': why };
+    }
   }
   results.durationSeconds = (performance.now() - started) / 1000;
   results.loadAverageAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);

@@ -113,10 +113,11 @@ function serverOf(line) {
  * Integration files that run in the first environment of the matrix only: those about the command
  * line (its flags, messages, output), which drives the same drivers as the library, whose own
  * suites run in every environment (running them three times cost about two minutes of CI for
- * nothing), and tls, which runs each of its cases on both drivers itself. Bun runs the others.
+ * nothing), tls, which runs each of its cases on both drivers itself, and the PostgreSQL files,
+ * which use no Redis client at all. Bun runs the others.
  */
 const ONCE =
-  /^(cli-run|cli-views|cli-inputs-(run|views)|cli-messages|cli-status|cli-release|cli-topologies|dashboard|demo|tls)\.test\.ts$/;
+  /^(cli-run|cli-views|cli-inputs-(run|views)|cli-messages|cli-status|cli-release|cli-topologies|dashboard|demo|tls|conformance-postgres|postgres-faults|cli-postgres)\.test\.ts$/;
 
 /** Every run to make: a label, the files, and the environment. */
 function runs() {
@@ -145,7 +146,11 @@ function runs() {
       for (const { dir, names, envs } of SERVER_SUITES.filter((suite) => dirs.includes(suite.dir))) {
         const files = testFiles(join('test', dir)).filter((file) => names.test(basename(file)));
         for (const env of envs.filter((e) => drivers.includes(e.LEASEHOLD_TEST_DRIVER))) {
-          out.push({ suite: `${line} ${dir}`, files, env: { ...env, LEASEHOLD_REDIS_SERVER: binary } });
+          out.push({
+            suite: `${line} ${dir}`,
+            files,
+            env: { ...env, LEASEHOLD_REDIS_SERVER: binary, LEASEHOLD_SERVER_LINE: line },
+          });
         }
       }
     }

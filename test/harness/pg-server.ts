@@ -196,6 +196,10 @@ export class PgServer {
   }
 }
 
+/** Debian installs pgbouncer in /usr/sbin, which a non-root PATH lacks. */
+const bouncerBin = (): string =>
+  spawnSync('pgbouncer', ['--version']).status === 0 ? 'pgbouncer' : '/usr/sbin/pgbouncer';
+
 /** PgBouncer in front of a server, in transaction mode, as the postgres user. */
 export class PgBouncer {
   readonly port: number;
@@ -209,9 +213,9 @@ export class PgBouncer {
   }
 
   static missing(): string | undefined {
-    return spawnSync('pgbouncer', ['--version']).status === 0
+    return spawnSync(bouncerBin(), ['--version']).status === 0
       ? undefined
-      : 'no pgbouncer on PATH (apt-get install pgbouncer; .ci/run installs it)';
+      : 'no pgbouncer on PATH or in /usr/sbin (apt-get install pgbouncer; .ci/run installs it)';
   }
 
   url(db: string): string {
@@ -245,7 +249,7 @@ export class PgBouncer {
     if (who.uid !== undefined) {
       for (const f of ['', 'users.txt', 'pgbouncer.ini']) chownSync(join(dir, f), who.uid, who.gid!);
     }
-    const child = spawn('pgbouncer', [join(dir, 'pgbouncer.ini')], { ...who, stdio: 'ignore' });
+    const child = spawn(bouncerBin(), [join(dir, 'pgbouncer.ini')], { ...who, stdio: 'ignore' });
     reapOnExit(child);
     const bouncer = new PgBouncer(port, child, dir);
     const deadline = Date.now() + 10_000;

@@ -10,18 +10,22 @@ import { promisify } from 'node:util';
 // @ts-expect-error: a plain .mjs script without type declarations
 import { check, execute } from '../../scripts/check-doc-samples.mjs';
 import { RedisCluster } from '../harness/cluster.ts';
+import { PgDatabase } from '../harness/postgres.ts';
 import { RedisServer } from '../harness/redis-server.ts';
 
 const root = resolve(import.meta.dirname, '..', '..');
 let server: RedisServer;
 /** Started for the examples that need a cluster (they read REDIS_CLUSTER). */
 let cluster: RedisCluster | undefined;
+/** Created for the examples that need PostgreSQL (they read DATABASE_URL). */
+let postgres: PgDatabase | undefined;
 before(async () => {
   server = await RedisServer.start();
 });
 after(async () => {
   await server.stop();
   await cluster?.stop();
+  await postgres?.drop();
 });
 
 describe('documentation runs as written', () => {
@@ -43,6 +47,10 @@ describe('documentation runs as written', () => {
       assert.match(source, /from 'leasehold'/);
       assert.doesNotMatch(source, /from '\.\.\/src\//);
       const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: server.url };
+      if (source.includes('DATABASE_URL')) {
+        postgres ??= await PgDatabase.create();
+        env['DATABASE_URL'] = postgres.url;
+      }
       if (source.includes('REDIS_CLUSTER')) {
         cluster ??= await RedisCluster.start({ masters: 3, replicasPerMaster: 0 });
         env['REDIS_CLUSTER'] = cluster.rootNodes[0]!.url;
