@@ -117,7 +117,7 @@ function serverOf(line) {
  * which use no Redis client at all. Bun runs the others.
  */
 const ONCE =
-  /^(cli-run|cli-views|cli-inputs-(run|views)|cli-messages|cli-status|cli-release|cli-topologies|dashboard|demo|tls|conformance-postgres|postgres-faults|cli-postgres)\.test\.ts$/;
+  /^(cli-run|cli-views|cli-inputs-(run|views)|cli-messages|cli-status|cli-release|cli-topologies|dashboard|demo|tls|conformance-postgres|postgres-faults|postgres-driver|cli-postgres)\.test\.ts$/;
 
 /** Every run to make: a label, the files, and the environment. */
 function runs() {

@@ -14,7 +14,7 @@ import {
   type TrackingProof,
 } from '../driver/types.ts';
 import { LuaScripts } from '../memory/lua.ts';
-import { asReply, type Query, withConnection } from './calls.ts';
+import { asReply, type Query, timed, withConnection } from './calls.ts';
 import type { Row } from './codec.ts';
 import { ExpiryTimers } from './expiry.ts';
 import { keysOf } from './keys.ts';
@@ -79,7 +79,9 @@ export class PostgresDriver implements Driver {
   #handlers: DriverHandlers = NO_HANDLERS;
   #proof: TrackingProof | undefined;
   #closed = false;
+  /** When this instance last swept expired rows (it sweeps once a minute while it writes, and at close). */
   #lastSweep = monotonic();
+  #wrote = false;
   #version = '';
   /** The server's start time at the last check: a new one means it restarted. */
   #started = '';
@@ -164,6 +166,8 @@ export class PostgresDriver implements Driver {
     this.#closed = true;
     await this.#canary.settle(1_000);
     this.#expiry.clear();
+    // A short-lived process sweeps too: on its way out, once, bounded by commandTimeout.
+    if (this.#wrote && this.#lua !== undefined) await timed(this.#sweep(), 1_000).catch(() => {});
     await this.#listener?.close();
     const pool = this.#pool;
     if (pool !== undefined && this.#o.pool === undefined)
@@ -371,16 +375,22 @@ export class PostgresDriver implements Driver {
 
   /** Deletes a batch of rows whose TTL ran out (expire_at re-checked on the row it deletes). */
   #maybeSweep(): void {
+    this.#wrote = true;
     if (monotonic() - this.#lastSweep < SWEEP_EVERY) return;
     this.#lastSweep = monotonic();
+    void this.#sweep().catch(() => {});
+  }
+
+  /** One bounded DELETE of rows whose TTL ran out. */
+  #sweep(): Promise<unknown> {
     const table = this.#o.names.qualified;
     const now = 'floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
-    void this.#with((query) =>
+    return this.#with((query) =>
       query(
         `DELETE FROM ${table} WHERE expire_at < ${now} AND key IN ` +
           `(SELECT key FROM ${table} WHERE expire_at < ${now} LIMIT ${SWEEP_BATCH})`,
       ),
-    ).catch(() => {});
+    );
   }
 
   /** The listening connection's settings: `listenUrl`, the URL, or the user's pool's own. */

@@ -1,5 +1,5 @@
 // What the primitives' conformance suites share (primitives.conformance.ts builds it).
-import { after, before } from 'node:test';
+import { after, afterEach, before } from 'node:test';
 import type { ConnectOptions, Leasehold } from '../../src/index.ts';
 import type { Primitive } from '../../src/options/inspect.ts';
 import { REGISTRY } from '../../src/primitives/registry.ts';
@@ -41,7 +41,8 @@ interface PoolTarget {
 
 /**
  * The one instance pool every conformance suite uses: its target started in `before`, instances
- * on a fresh prefix per call, and everything closed in `after`. Call inside a `describe`.
+ * on a fresh prefix per call, closed when their test ends, and the target closed in `after`.
+ * Call inside a `describe`.
  */
 export function usePool<T extends PoolTarget>(
   label: string,
@@ -58,6 +59,11 @@ export function usePool<T extends PoolTarget>(
   const open: Leasehold[] = [];
   before(async () => {
     target = await start();
+  });
+  // Each test's instances close when it ends: a PostgreSQL target (a listener and a pool per
+  // instance) would otherwise hold 90 of the server's 100 default connections by the end of a suite.
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((lh) => lh.close()));
   });
   after(async () => {
     await Promise.all(open.map((lh) => lh.close()));
