@@ -11,6 +11,8 @@ import {
   NO_HANDLERS,
   type ResetInfo,
   type ScriptCall,
+  type Subscription,
+  type SubscriptionHandlers,
   type TrackingProof,
 } from '../driver/types.ts';
 import { LuaScripts } from '../memory/lua.ts';
@@ -22,8 +24,17 @@ import { Listener } from './listener.ts';
 import { literal, type PgNames } from './names.ts';
 import { scanKeys } from './scan.ts';
 import { migrate, schemaState, standbyError } from './schema.ts';
-import { type Host, MissingKeys, runOverRows, type ScratchRun } from './scratch.ts';
-import { changePayloads, lockAndRead, openAndRead, parseRows, writeAndCommit } from './sql.ts';
+import { type Host, MissingKeys, runOverRows, type ScratchRun, UncountedChannels } from './scratch.ts';
+import {
+  changePayloads,
+  countSubscribers,
+  lockAndRead,
+  openAndRead,
+  parseRows,
+  presenceId,
+  SUBSCRIBER_GONE,
+  writeAndCommit,
+} from './sql.ts';
 
 /** What a PostgreSQL driver is built with (src/options/postgres.ts checks the user's part). */
 export interface PostgresDriverOptions {
@@ -39,6 +50,13 @@ export interface PostgresDriverOptions {
   tracking: boolean;
   commandTimeout: number;
   canaryKey: () => string;
+}
+
+/** The SQLSTATE of a failed call: on the error itself, or on the one asReply wrapped. */
+function sqlState(error: unknown): string | undefined {
+  const e = error as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  const code = typeof e?.code === 'string' ? e.code : e?.cause?.code;
+  return typeof code === 'string' ? code : undefined;
 }
 
 /** Retries of a transaction PostgreSQL chose as a deadlock victim (extra keys a run locked late). */
@@ -77,6 +95,8 @@ export class PostgresDriver implements Driver {
   #listening = false;
   #lua: LuaScripts | undefined;
   #handlers: DriverHandlers = NO_HANDLERS;
+  /** Subscriptions for direct grants, by channel (one per Leasehold instance). */
+  readonly #subs = new Map<string, SubscriptionHandlers>();
   #proof: TrackingProof | undefined;
   #closed = false;
   /** When this instance last swept expired rows (it sweeps once a minute while it writes, and at close). */
@@ -96,6 +116,44 @@ export class PostgresDriver implements Driver {
 
   get proof(): TrackingProof | undefined {
     return this.#proof;
+  }
+
+  /**
+   * Direct grants (src/engine/grants.ts) need PUBLISH's count of the subscribers reached. A
+   * subscriber here holds a session advisory lock on its channel's presence id, on the listening
+   * connection, for as long as it listens; a release counts it with a shared transaction lock
+   * that the subscriber's lock refuses (one round trip more for the release, none for the waiter,
+   * who holds the lock on the grant's NOTIFY). Only in tracking mode, where there is a listener.
+   */
+  get subscribe(): ((channel: string, handlers: SubscriptionHandlers) => Subscription) | undefined {
+    if (!this.#o.tracking) return undefined;
+    return (channel, handlers) => {
+      this.#subs.set(channel, handlers);
+      void this.#present(channel, handlers);
+      return {
+        close: async () => {
+          this.#subs.delete(channel);
+          const listener = this.#listener;
+          if (listener?.up === true) {
+            await listener
+              .query(`SELECT pg_advisory_unlock(${presenceId(this.#o.names, channel)})`)
+              .catch(() => {});
+          }
+        },
+      };
+    };
+  }
+
+  /** Takes the presence lock of `channel` on the listener, then says the subscription is up. */
+  async #present(channel: string, handlers: SubscriptionHandlers): Promise<void> {
+    const listener = this.#listener;
+    if (listener === undefined || !this.#listening) return; // `up` follows the listener's return
+    try {
+      await listener.query(`SELECT pg_advisory_lock(${presenceId(this.#o.names, channel)})`);
+    } catch {
+      return; // the listener dropped: its return subscribes again
+    }
+    if (this.#subs.get(channel) === handlers && this.#listening) handlers.up();
   }
 
   setHandlers(handlers: DriverHandlers): void {
@@ -142,6 +200,7 @@ export class PostgresDriver implements Driver {
         notification: (payload) => this.#heard(payload),
         down: (error) => {
           this.#listening = false;
+          for (const sub of this.#subs.values()) sub.down();
           this.#handlers.disconnected(error);
           this.#setProof({
             ok: false,
@@ -150,6 +209,7 @@ export class PostgresDriver implements Driver {
         },
         up: () => {
           this.#listening = true;
+          for (const [channel, sub] of this.#subs) void this.#present(channel, sub);
           void this.#rearm();
         },
       },
@@ -242,19 +302,25 @@ export class PostgresDriver implements Driver {
     );
   }
 
-  /** One call as one transaction; a deadlock victim (SQLSTATE 40P01) runs again. */
+  /**
+   * One call as one transaction; a deadlock victim (SQLSTATE 40P01) runs again. A grant's
+   * subscriber is assumed present and checked at commit (two round trips); when it was gone, the
+   * call runs again counting subscribers first (three), so PUBLISH's reply is exact either way.
+   */
   async #run<T>(
     keys: readonly string[],
     body: (host: Host) => T,
     statuses: boolean,
     writer = this.#writer,
   ): Promise<T> {
+    let assume = true;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#with((query) => this.#transact(query, keys, body, statuses, writer));
+        return await this.#with((query) => this.#transact(query, keys, body, statuses, writer, assume));
       } catch (error) {
-        if ((error as { cause?: { code?: string } }).cause?.code !== '40P01' || attempt >= DEADLOCK_RETRIES)
-          throw error;
+        const code = sqlState(error);
+        if (code === SUBSCRIBER_GONE && assume) assume = false;
+        else if (code !== '40P01' || attempt >= DEADLOCK_RETRIES) throw error;
       }
     }
   }
@@ -265,6 +331,7 @@ export class PostgresDriver implements Driver {
     body: (host: Host) => T,
     statuses: boolean,
     writer: string,
+    assume: boolean,
   ): Promise<T> {
     const names = this.#o.names;
     const wanted = [...new Set(keys)];
@@ -278,13 +345,21 @@ export class PostgresDriver implements Driver {
     const now = Number((opened[1]?.rows[0] as { now?: string } | undefined)?.now);
     if (!Number.isFinite(now)) throw new Error('ERR PostgreSQL sent no clock reading');
     load(wanted.length === 0 ? undefined : opened[2], wanted);
+    const reached = new Map<string, number>();
     let run: ScratchRun<T> | undefined;
     while (run === undefined) {
       try {
-        run = runOverRows(loaded, now, body, statuses);
+        run = runOverRows(loaded, now, body, statuses, reached, assume);
       } catch (error) {
-        if (!(error instanceof MissingKeys)) throw error;
-        load((await query(lockAndRead(names, error.keys)))[1], error.keys);
+        if (error instanceof MissingKeys) load((await query(lockAndRead(names, error.keys)))[1], error.keys);
+        else if (error instanceof UncountedChannels) {
+          const row = (await query(countSubscribers(names, error.channels)))[0]?.rows[0] as Record<
+            string,
+            boolean
+          >;
+          for (const [i, channel] of error.channels.entries())
+            reached.set(channel, row?.[`c${i}`] === true ? 1 : 0);
+        } else throw error;
       }
     }
     const changed = [...run.upserts.map((row) => row.key), ...run.deletes];
@@ -294,6 +369,8 @@ export class PostgresDriver implements Driver {
         deletes: run.deletes,
         changed,
         published: run.published,
+        assumed: run.assumed,
+        durable: run.durable,
         writer,
       }),
     );
@@ -320,6 +397,12 @@ export class PostgresDriver implements Driver {
       message = JSON.parse(payload) as typeof message;
     } catch {
       return; // not ours: somebody else NOTIFYs on the channel
+    }
+    if (Array.isArray(message.p)) {
+      // A PUBLISH (a direct grant): for this instance's subscriber of that channel, own writes too.
+      const [channel, text] = message.p as [unknown, unknown];
+      if (typeof channel === 'string' && typeof text === 'string') this.#subs.get(channel)?.message(text);
+      return;
     }
     if (message.w === this.#writer || message.k === undefined) return;
     const keys = message.k;

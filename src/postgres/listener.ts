@@ -45,6 +45,18 @@ export class Listener {
     await this.#open();
   }
 
+  /** A query on the listening connection itself (its session's advisory locks: presence). */
+  async query(text: string): Promise<void> {
+    const client = this.#client;
+    if (client === undefined) throw new Error('the PostgreSQL listening connection is down');
+    await timed(client.query(text), this.#limit);
+  }
+
+  /** Whether the connection is up (listening). */
+  get up(): boolean {
+    return this.#client !== undefined;
+  }
+
   /** Proves the connection answers; gives it up (and reconnects) when it does not in time. */
   async check(): Promise<void> {
     const client = this.#client;

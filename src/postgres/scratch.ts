@@ -13,8 +13,24 @@ export interface ScratchRun<T> {
   /** Rows to write back, and keys to delete (changed, deleted or found expired). */
   readonly upserts: Row[];
   readonly deletes: string[];
-  /** PUBLISH calls, in order. */
+  /** PUBLISH calls that reached a subscriber, in order. */
   readonly published: [channel: string, message: string][];
+  /** Channels whose subscriber was assumed present (`assume`): the commit must check them. */
+  readonly assumed: string[];
+  /**
+   * The run drew a fencing token (INCR): its commit must reach the WAL before the token reaches
+   * anyone, so that no crash can roll the counter back below a token already handed out.
+   */
+  readonly durable: boolean;
+}
+
+/** The run published on channels whose subscribers it has not counted: count them and run again. */
+export class UncountedChannels extends Error {
+  readonly channels: string[];
+  constructor(channels: string[]) {
+    super(`channels not counted: ${channels.join(', ')}`);
+    this.channels = channels;
+  }
 }
 
 /** The run touched keys it had not loaded (and locked): load them and run again. */
@@ -42,6 +58,13 @@ export function runOverRows<T>(
   body: (host: Host) => T,
   /** A script's run: status replies as `{ ok }`, as Lua sees them (false: a plain command's). */
   statuses: boolean,
+  /** Subscribers counted per channel in this transaction (PUBLISH's reply). */
+  reached: ReadonlyMap<string, number> = new Map(),
+  /**
+   * A channel not counted yet has its subscriber (PUBLISH replies 1), to be checked by the
+   * commit (`assumed`); false: the run stops with UncountedChannels instead.
+   */
+  assume = false,
 ): ScratchRun<T> {
   const changed = new Set<string>();
   const store = new MemoryBackend({
@@ -50,15 +73,31 @@ export function runOverRows<T>(
   });
   for (const [key, row] of loaded) if (row !== null) store.load(key, toEntry(row));
   const missing: string[] = [];
+  const uncounted: string[] = [];
+  const assumed: string[] = [];
+  let durable = false;
   const published: [string, string][] = [];
   const host: Host = (args) => {
     const name = (args[0] ?? '').toUpperCase();
     if (name === 'PUBLISH') {
-      // No subscriber count without a Redis: 0, as on the memory backend, so a direct grant
-      // (scripts/includes/grant-next.lua) is undone and the waiter is woken by the key's change.
-      published.push([args[1] ?? '', args[2] ?? '']);
-      return 0;
+      // PUBLISH replies with the subscribers it reached: a direct grant (scripts/includes/
+      // grant-next.lua) to a waiter nobody listens for any more is undone. NOTIFY counts nobody,
+      // so the driver counts them (a subscriber holds a session advisory lock on its channel) and
+      // runs the script again with the count.
+      const channel = args[1] ?? '';
+      let count = reached.get(channel);
+      if (count === undefined && assume) {
+        assumed.push(channel);
+        count = 1;
+      }
+      if (count === undefined) {
+        uncounted.push(channel);
+        throw new Error('ERR leasehold: subscribers not counted (the run restarts with them)');
+      }
+      if (count > 0) published.push([channel, args[2] ?? '']);
+      return count;
     }
+    if (name === 'INCR' || name === 'INCRBY') durable = true;
     const absent = keysOf(args).filter((key) => !loaded.has(key));
     if (absent.length > 0) {
       missing.push(...absent);
@@ -73,6 +112,7 @@ export function runOverRows<T>(
     outcome = { ok: false, error: error instanceof Error ? error : new Error(String(error)) };
   }
   if (missing.length > 0) throw new MissingKeys([...new Set(missing)]);
+  if (uncounted.length > 0) throw new UncountedChannels([...new Set(uncounted)]);
   const upserts: Row[] = [];
   const deletes: string[] = [];
   for (const key of changed) {
@@ -81,5 +121,5 @@ export function runOverRows<T>(
       if (loaded.get(key) != null) deletes.push(key);
     } else upserts.push(toRow(key, entry));
   }
-  return { outcome, upserts, deletes, published };
+  return { outcome, upserts, deletes, published, assumed: [...new Set(assumed)], durable };
 }

@@ -65,6 +65,26 @@ export function lockAndRead(names: PgNames, keys: readonly string[]): string {
   return [`SELECT ${lockCalls(names, keys).join(', ')}`, readRows(names, keys)].join(';\n');
 }
 
+/** The SQLSTATE of a commit whose assumed subscriber was gone (writeAndCommit). */
+export const SUBSCRIBER_GONE = '22012';
+
+/**
+ * The advisory lock id marking a subscriber of `channel` present: held (exclusively, for its
+ * session) by the listening connection of the instance that subscribed.
+ */
+export const presenceId = (names: PgNames, channel: string): bigint =>
+  lockId(names, `\0presence\0${channel}`);
+
+/**
+ * Counts the subscribers of `channels` (0 or 1 each: a channel is one instance's): a shared
+ * transaction lock on a channel's presence id is refused while its subscriber holds it.
+ */
+export function countSubscribers(names: PgNames, channels: readonly string[]): string {
+  return `SELECT ${channels
+    .map((channel, i) => `NOT pg_try_advisory_xact_lock_shared(${presenceId(names, channel)}) AS c${i}`)
+    .join(', ')}`;
+}
+
 /** The rows of a read, from node-postgres (expire_at, a bigint, comes as text). */
 export function parseRows(rows: readonly Record<string, unknown>[]): Row[] {
   return rows.map((r) => ({
@@ -83,12 +103,25 @@ export interface Writes {
   changed: readonly string[];
   /** PUBLISH calls of the script, forwarded as they are. */
   published: readonly (readonly [string, string])[];
+  /** Channels whose subscriber the run assumed present: checked first, or the commit fails. */
+  assumed?: readonly string[];
+  /** Commit with the WAL flush (the run drew a fencing token). */
+  durable?: boolean;
   writer: string;
 }
 
 /** The writes, their notifications (delivered at commit, to every listener) and COMMIT. */
 export function writeAndCommit(names: PgNames, writes: Writes): string {
   const out: string[] = [];
+  const assumed = writes.assumed ?? [];
+  if (assumed.length > 0) {
+    // The subscriber is there when its presence lock refuses a shared one; if it is gone, a
+    // division by zero aborts the transaction (SQLSTATE 22012: SUBSCRIBER_GONE) before any write,
+    // and the call runs again with the subscribers counted first.
+    out.push(
+      `SELECT ${assumed.map((channel) => `1 / (NOT pg_try_advisory_xact_lock_shared(${presenceId(names, channel)}))::int`).join(', ')}`,
+    );
+  }
   if (writes.upserts.length > 0) {
     const values = writes.upserts.map(
       (r) =>
@@ -102,17 +135,22 @@ export function writeAndCommit(names: PgNames, writes: Writes): string {
   if (writes.deletes.length > 0) {
     out.push(`DELETE FROM ${names.qualified} WHERE key = ANY(${textArray(writes.deletes)})`);
   }
+  // Grants first: a waiter that hears its grant before the key's change holds without a call.
   const payloads = [
-    ...changePayloads(writes.writer, writes.changed),
     ...writes.published.map(([channel, message]) =>
       JSON.stringify({ w: writes.writer, p: [channel, message] }),
     ),
+    ...changePayloads(writes.writer, writes.changed),
   ];
   if (payloads.length > 0) {
     out.push(
       `SELECT ${payloads.map((p) => `pg_notify(${literal(names.channel)}, ${literal(p)})`).join(', ')}`,
     );
   }
+  // A fencing counter's increment is flushed before its token is handed out: a crash must not
+  // roll the counter back below a token someone holds (the rest of a lease is as durable as a
+  // Redis key without persistence: openAndRead).
+  if (writes.durable === true) out.push("SELECT set_config('synchronous_commit', 'on', true)");
   out.push('COMMIT');
   return out.join(';\n');
 }

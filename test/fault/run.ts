@@ -44,7 +44,7 @@ for (const p of chosen ?? [])
   if (!PRIMITIVES.includes(p)) throw new TypeError(`--primitives: unknown primitive ${JSON.stringify(p)}`);
 /** The primitives a scenario runs with in a mode. */
 const primitivesFor = (id: string, mode: ModeName): readonly FaultPrimitive[] => {
-  const others = mode === 'single' ? PRIMITIVES.slice(1) : [];
+  const others = mode === 'single' || mode === 'postgres' ? PRIMITIVES.slice(1) : [];
   if (chosen !== undefined) return chosen.filter((p) => p === 'mutex' || others.includes(p));
   return PRIMITIVE_SCENARIOS.includes(id) ? ['mutex', ...others] : ['mutex'];
 };

@@ -121,6 +121,29 @@ describe('postgres faults (machine server through a proxy)', { concurrency: 1 },
     await stuck.end().catch(() => {});
   });
 
+  test('a direct grant never goes to a waiter whose connection died: the lock is free for the next', async () => {
+    const { lh: holder, prefix } = await proxied({ ttl: 10_000 });
+    const { lh: doomed, proxy } = await proxied({ ttl: 10_000, prefix });
+    const { lh: next } = await proxied({ ttl: 10_000, prefix });
+    const held = await holder.acquire('job');
+    const waiting = doomed.acquire('job', { timeout: 20_000 }).catch((error: unknown) => error);
+    // Registered for a grant: listed as a waiter (its subscription is up, its record written).
+    await within(
+      (async () => {
+        while (((await holder.inspect('job'))?.waiters?.length ?? 0) === 0) await sleep(10);
+      })(),
+      5_000,
+      'the waiter registered',
+    );
+    await proxy.cut(true); // its process is as good as gone: no connection, no listener
+    await held.release();
+    const mine = await next.tryAcquire('job');
+    assert.ok(mine !== undefined, 'the release did not grant the lock to the dead waiter');
+    await mine.release();
+    await proxy.cut(false);
+    await waiting;
+  });
+
   test("client clocks an hour apart: exclusion and handoff run on the server's clock and the local monotonic one", async () => {
     const realNow = Date.now;
     const { lh: ahead, prefix } = await proxied({ ttl: 800 });
@@ -158,6 +181,33 @@ describe('postgres faults (servers of the test own)', { concurrency: 1, skip: pg
       await next.release();
     } finally {
       await lh.close();
+      await server.stop();
+    }
+  });
+
+  test('fencing tokens handed out just before a crash are never issued again (their counter is flushed)', async () => {
+    const server = await PgServer.start();
+    const lh = await Leasehold.connect({ postgres: server.url(), ttl: 10_000 });
+    let highest = 0n;
+    try {
+      // Quick acquisitions, then a crash at once: without the flush the WAL writer (every 200 ms)
+      // has not written the last increments, and the counter comes back lower.
+      for (let i = 0; i < 40; i++) {
+        const lease = await lh.acquire('job');
+        if (lease.fencingToken > highest) highest = lease.fencingToken;
+        await lease.release();
+      }
+      await server.restart();
+    } finally {
+      await lh.close();
+    }
+    const after = await Leasehold.connect({ postgres: server.url(), ttl: 10_000 });
+    try {
+      const next = await after.acquire('job');
+      assert.ok(next.fencingToken > highest, `${next.fencingToken} > ${highest}`);
+      await next.release();
+    } finally {
+      await after.close();
       await server.stop();
     }
   });
