@@ -21,6 +21,7 @@ import pg from 'pg';
 import { now, type Summary, summarize } from './lib/stats.ts';
 import {
   CONTENDERS,
+  leaseholdPg,
   type PgClient,
   type PgContender,
   type PgHeld,
@@ -147,11 +148,44 @@ async function handoff(contender: PgContender, url: string, samples: number): Pr
   return summarize(gaps);
 }
 
-/** A session lock's only takeover: its connection terminated by another session. */
-async function loss(contender: PgContender, url: string, samples: number): Promise<Summary> {
-  const [holder] = (await procs(contender, url, 1)) as [Proc];
+/** How a holder of `contender` loses its lock to someone else; `take` returns how to let go again. */
+interface Takeover {
+  take(name: string, backend: number | undefined): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+/**
+ * leasehold's takeover is its own forceAcquire, from another instance in this process; a session
+ * lock's only takeover is its connection terminated by another session.
+ */
+async function takeover(contender: PgContender, url: string): Promise<Takeover> {
+  if (contender.id === leaseholdPg.id) {
+    const { Leasehold } = await import('../src/index.ts');
+    const taker = await Leasehold.connect({ postgres: url, ttl: TTL });
+    return {
+      take: async (name) => {
+        const taken = await taker.forceAcquire(name);
+        return async () => {
+          await taken.release();
+        };
+      },
+      close: () => taker.close(),
+    };
+  }
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
+  return {
+    take: async (_name, backend) => {
+      await admin.query('SELECT pg_terminate_backend($1)', [backend]);
+      return async () => {};
+    },
+    close: () => admin.end(),
+  };
+}
+
+async function loss(contender: PgContender, url: string, samples: number): Promise<Summary> {
+  const [holder] = (await procs(contender, url, 1)) as [Proc];
+  const taker = await takeover(contender, url);
   const gaps: number[] = [];
   for (let i = 0; i < samples + 3; i++) {
     const name = `loss-${randomBytes(4).toString('hex')}`;
@@ -161,13 +195,14 @@ async function loss(contender: PgContender, url: string, samples: number): Promi
     await sleep(20);
     const lost = holder.next('lost', id);
     const sent = now();
-    await admin.query('SELECT pg_terminate_backend($1)', [acquired.backend]);
+    const letGo = await taker.take(name, acquired.backend);
     const at = (await lost).at!;
     if (i >= 3) gaps.push(at - sent);
     holder.send({ op: 'release', id });
     await holder.next('released', id);
+    await letGo();
   }
-  await admin.end();
+  await taker.close();
   await holder.close();
   return summarize(gaps);
 }
@@ -272,11 +307,7 @@ async function main(): Promise<void> {
         process.stdout.write(`${contender.id.padEnd(22)} ${what.padEnd(18)} ${format(value)}\n`);
       };
       if (only.includes('handoff')) say('handoff', await handoff(contender, url.toString(), samples));
-      if (only.includes('loss')) {
-        if (contender.id === 'leasehold-postgres') {
-          say('loss', await lossLeasehold(url.toString(), samples));
-        } else say('loss', await loss(contender, url.toString(), samples));
-      }
+      if (only.includes('loss')) say('loss', await loss(contender, url.toString(), samples));
       if (only.includes('idle')) say('idle cpu ms/s', await idleLoad(contender, url.toString(), db));
       if (only.includes('uncontended')) {
         say('uncontended 1', await uncontended(contender, url.toString(), 1));
@@ -298,32 +329,6 @@ async function main(): Promise<void> {
   };
   if (values.json !== undefined) writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`);
   process.stdout.write(`\n${markdownTable(report)}\n`);
-}
-
-/** leasehold's takeover is its own forceAcquire, from another instance in this process. */
-async function lossLeasehold(url: string, samples: number): Promise<Summary> {
-  const { Leasehold } = await import('../src/index.ts');
-  const [holder] = (await procs(CONTENDERS[0]!, url, 1)) as [Proc];
-  const taker = await Leasehold.connect({ postgres: url, ttl: TTL });
-  const gaps: number[] = [];
-  for (let i = 0; i < samples + 3; i++) {
-    const name = `loss-${randomBytes(4).toString('hex')}`;
-    const id = ++ids;
-    holder.send({ op: 'acquire', name, id });
-    await holder.next('acquired', id);
-    await sleep(20);
-    const lost = holder.next('lost', id);
-    const sent = now();
-    const taken = await taker.forceAcquire(name);
-    const at = (await lost).at!;
-    if (i >= 3) gaps.push(at - sent);
-    holder.send({ op: 'release', id });
-    await holder.next('released', id);
-    await taken.release();
-  }
-  await taker.close();
-  await holder.close();
-  return summarize(gaps);
 }
 
 function format(value: unknown): string {

@@ -1,4 +1,4 @@
-import type { Client, ClientConfig, Notification } from 'pg';
+import type { Client, Notification } from 'pg';
 import { after } from '../base/timer.ts';
 import { timed } from './calls.ts';
 import { quotedChannel } from './names.ts';
@@ -155,6 +155,3 @@ function cut(client: Client): void {
     // already gone
   }
 }
-
-/** A listening connection's settings: the pool's, or a URL of its own (past PgBouncer). */
-export type ListenConfig = ClientConfig;

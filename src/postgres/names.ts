@@ -15,11 +15,6 @@ export interface PgNames {
   readonly channel: string;
 }
 
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-
-/** Whether `name` may name a schema or table (plain identifiers only: no quoting surprises). */
-export const isIdentifier = (name: string): boolean => IDENTIFIER.test(name);
-
 export function pgNames(schema: string, table: string): PgNames {
   return {
     schema,
