@@ -1,3 +1,7 @@
+import type { Shape } from './scenarios/cluster.ts';
+import type { HeldSettings } from './scenarios/scale-held.ts';
+import type { WaitersSettings } from './scenarios/scale-waiters.ts';
+
 /** Sizes and durations of every scenario; `--quick` runs the same code with smaller numbers. */
 export interface Config {
   mode: 'full' | 'quick';
@@ -24,19 +28,70 @@ export interface Config {
   /** concurrent: all contenders of a round at once (quick runs only: they then share CPU and event loops). */
   loss: { rounds: number; samples: number; ttl: number; cap: number; concurrent: boolean };
   crash: { rounds: number; samples: number; ttl: number; concurrent: boolean };
+  /** Election failover (leasehold only): samples per TTL. */
+  failover: { ttls: number[]; samples: number };
   idle: { rounds: number; waiters: number; settleMs: number; windowMs: number; ttl: number };
   scale: {
-    leases: number;
-    leaseTtl: number;
-    /** After acquiring, before the window: lets every contender's first extension happen. */
+    held: HeldSettings;
+    waiters: WaitersSettings;
+  };
+  cluster: {
+    masters: number[];
+    shapes: Shape[];
+    rounds: number;
     warmupMs: number;
     windowMs: number;
-    waiters: number;
-    settleMs: number;
-    waiterWindowMs: number;
+    ttl: number;
   };
-  floor: { pings: number; benchmarkRequests: number; inFlight: number; throughputMs: number };
+  postgres: {
+    handoffMs: number;
+    hold: number;
+    lossSamples: number;
+    waiters: number;
+    idleMs: number;
+    uncontendedMs: number;
+  };
+  /** Rounds after a warm-up round; per shape (pairs in flight), the pairs measured per side and round. */
+  budget: { rounds: number; shapes: { lanes: number; pairs: number }[] };
 }
+
+const held: HeldSettings = {
+  leases: [1_000, 10_000, 100_000],
+  ttl: 3_000,
+  warmupMs: 3_000,
+  windowMs: 5_000,
+  concurrency: 64,
+  acquireCapMs: 60_000,
+  releaseCapMs: 20_000,
+  limits: {},
+};
+const waiters: WaitersSettings = {
+  waiters: [1, 10, 100, 1_000],
+  processes: [1, 4, 16],
+  handoffs: 30,
+  handoffCapMs: 6_000,
+  settleMs: 1_000,
+  idleWindowMs: 2_000,
+  afterMs: 10,
+  holdMs: 10,
+  ttl: 10_000,
+  drainCapMs: 4_000,
+};
+const shapes: Shape[] = [
+  { processes: 1, lanes: 1 },
+  { processes: 1, lanes: 64 },
+  { processes: 2, lanes: 64 },
+];
+
+const idleHandoff = {
+  rounds: 3,
+  workers: 4,
+  durationMs: 8_000,
+  warmupMs: 500,
+  hold: 150,
+  holdMax: 250,
+  ttl: 10_000,
+};
 
 export const full: Config = {
   mode: 'full',
@@ -49,54 +104,61 @@ export const full: Config = {
     ttl: 10_000,
   },
   handoff: { rounds: 3, workers: 4, durationMs: 4_000, warmupMs: 300, hold: 1, ttl: 10_000 },
-  idleHandoff: {
-    rounds: 3,
-    workers: 4,
-    durationMs: 8_000,
-    warmupMs: 500,
-    hold: 150,
-    holdMax: 250,
-    ttl: 10_000,
-  },
+  idleHandoff,
   loss: { rounds: 2, samples: 100, ttl: 2_000, cap: 8_000, concurrent: false },
   crash: { rounds: 3, samples: 6, ttl: 2_000, concurrent: false },
+  failover: { ttls: [1_000, 3_000, 10_000], samples: 5 },
   idle: { rounds: 2, waiters: 50, settleMs: 1_000, windowMs: 4_000, ttl: 10_000 },
-  scale: {
-    leases: 10_000,
-    leaseTtl: 3_000,
-    warmupMs: 3_000,
-    windowMs: 6_000,
-    waiters: 1_000,
-    settleMs: 1_500,
-    waiterWindowMs: 3_000,
+  scale: { held, waiters },
+  cluster: { masters: [0, 1, 3, 6], shapes, rounds: 2, warmupMs: 700, windowMs: 2_500, ttl: 10_000 },
+  postgres: {
+    handoffMs: 12_000,
+    hold: 50,
+    lossSamples: 200,
+    waiters: 10,
+    idleMs: 5_000,
+    uncontendedMs: 3_000,
   },
-  floor: { pings: 5_000, benchmarkRequests: 100_000, inFlight: 64, throughputMs: 1_500 },
+  // Many short rounds: the machine's load moves within a second, and the sides of a round,
+  // measured one right after the other, see the same load only if each window is short. 64 in
+  // flight runs ten times the pairs, so that each window lasts about as long.
+  budget: {
+    rounds: 21,
+    shapes: [
+      { lanes: 1, pairs: 500 },
+      { lanes: 64, pairs: 5_000 },
+    ],
+  },
 };
 
+/** The same scenarios with small samples: a smoke run of the suite, not figures. */
 export const quick: Config = {
   mode: 'quick',
-  uncontended: { rounds: 1, sequentialOps: 200, warmupOps: 20, inFlight: 64, parallelMs: 400, ttl: 10_000 },
-  handoff: { rounds: 1, workers: 4, durationMs: 1_000, warmupMs: 150, hold: 1, ttl: 10_000 },
-  idleHandoff: {
-    rounds: 1,
-    workers: 4,
-    durationMs: 2_000,
-    warmupMs: 300,
-    hold: 150,
-    holdMax: 250,
-    ttl: 10_000,
-  },
-  loss: { rounds: 1, samples: 3, ttl: 2_000, cap: 8_000, concurrent: true },
-  crash: { rounds: 1, samples: 2, ttl: 2_000, concurrent: true },
-  idle: { rounds: 1, waiters: 50, settleMs: 400, windowMs: 1_000, ttl: 10_000 },
+  uncontended: { ...full.uncontended, rounds: 1, sequentialOps: 200, warmupOps: 20, parallelMs: 400 },
+  handoff: { ...full.handoff, rounds: 1, durationMs: 1_000, warmupMs: 150 },
+  idleHandoff: { ...idleHandoff, rounds: 1, durationMs: 2_000, warmupMs: 300 },
+  loss: { ...full.loss, rounds: 1, samples: 3, concurrent: true },
+  crash: { ...full.crash, rounds: 1, samples: 2, concurrent: true },
+  failover: { ttls: [1_000], samples: 2 },
+  idle: { ...full.idle, rounds: 1, settleMs: 400, windowMs: 1_000 },
   scale: {
-    leases: 1_000,
-    leaseTtl: 2_000,
-    warmupMs: 500,
-    windowMs: 1_000,
-    waiters: 100,
-    settleMs: 300,
-    waiterWindowMs: 700,
+    held: { ...held, leases: [1_000], warmupMs: 1_000, windowMs: 1_500 },
+    waiters: {
+      ...waiters,
+      waiters: [1, 10],
+      processes: [1, 4],
+      handoffs: 5,
+      settleMs: 300,
+      idleWindowMs: 500,
+    },
   },
-  floor: { pings: 500, benchmarkRequests: 10_000, inFlight: 64, throughputMs: 400 },
+  cluster: { ...full.cluster, masters: [0, 3], rounds: 1, warmupMs: 200, windowMs: 500 },
+  postgres: { ...full.postgres, handoffMs: 1_500, lossSamples: 10, idleMs: 1_000, uncontendedMs: 500 },
+  budget: {
+    rounds: 5,
+    shapes: [
+      { lanes: 1, pairs: 150 },
+      { lanes: 64, pairs: 1_500 },
+    ],
+  },
 };

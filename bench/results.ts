@@ -1,30 +1,39 @@
 import type { ContenderInfo } from './contenders/types.ts';
 import type { Machine } from './lib/machine.ts';
+import type { BudgetResult } from './scenarios/budget.ts';
+import type { ClusterResult } from './scenarios/cluster.ts';
 import type { CrashResult } from './scenarios/crash.ts';
-import type { FloorResult } from './scenarios/floor.ts';
+import type { FailoverResult } from './scenarios/failover.ts';
 import type { HandoffResult } from './scenarios/handoff.ts';
 import type { IdleResult } from './scenarios/idle.ts';
 import type { LossResult } from './scenarios/loss.ts';
+import type { PostgresResult } from './scenarios/postgres.ts';
 import type { ScaleResult } from './scenarios/scale.ts';
+import type { ServersResult } from './scenarios/servers.ts';
 import type { UncontendedResult } from './scenarios/uncontended.ts';
 
 export interface Scenarios {
-  floor?: FloorResult;
   uncontended?: UncontendedResult;
   handoff?: HandoffResult;
   /** The idle-waiter pattern: the handoff loop with 150-250 ms holds. */
   idleHandoff?: HandoffResult;
   loss?: LossResult;
   crash?: CrashResult;
+  failover?: FailoverResult;
   idle?: IdleResult;
   scale?: ScaleResult;
+  cluster?: ClusterResult;
+  servers?: ServersResult;
+  postgres?: PostgresResult;
+  budget?: BudgetResult;
 }
 
 export type ScenarioId = keyof Scenarios;
 
 /** Everything one run measured: bench/results/latest.json. */
 export interface Results {
-  schema: 1;
+  /** 2 since issue 42 (one suite: scale holds the curves; cluster, servers, postgres, budget). */
+  schema: 1 | 2;
   mode: 'full' | 'quick';
   command: string;
   machine: Machine;

@@ -117,6 +117,8 @@ export function check() {
           paths: {
             leasehold: [join(root, 'src', 'index.ts')],
             'leasehold/memory': [join(root, 'src', 'memory', 'index.ts')],
+            'leasehold/node-cron': [join(root, 'src', 'frameworks', 'node-cron.ts')],
+            'leasehold/nestjs': [join(root, 'src', 'frameworks', 'nestjs.ts')],
           },
         },
         include: ['*.ts'],

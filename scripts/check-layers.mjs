@@ -10,6 +10,7 @@ import { dirname, join, relative, resolve } from 'node:path';
  * layer may import its own files and those of every layer below it, never one above.
  */
 const LAYERS = [
+  ['frameworks', /^frameworks\//],
   ['cli', /^(cli|demo)\//],
   ['api', /^(index|leasehold|diagnostics)\.ts$|^api\//],
   ['inspect', /^inspect\//],

@@ -1,4 +1,4 @@
-// Runs the test suites with node's test runner. `node scripts/test.mjs [unit|integration|package|fault|servers]`.
+// Runs the test suites with node's test runner. `node scripts/test.mjs [unit|sim|integration|package|fault|servers]`.
 // The integration suite runs once per driver and once with polling notifications, as the
 // product promises the same behaviour in each mode. `servers` runs the notification-sensitive
 // suites on every server line (scripts/servers.sh fetches them); LEASEHOLD_SERVER_LINES picks
@@ -57,7 +57,7 @@ const suites = process.argv.slice(2);
  */
 const BUN_ENV = { LEASEHOLD_TEST_DRIVER: 'node-redis', LEASEHOLD_TEST_NOTIFICATIONS: 'tracking' };
 // `package` packs dist/ as built (npm test builds first) and installs it into scratch projects.
-const wanted = suites.length > 0 ? suites : ['unit', 'integration', 'package', 'fault'];
+const wanted = suites.length > 0 ? suites : ['unit', 'sim', 'integration', 'package', 'fault'];
 
 /**
  * A run that outlives this is killed with its test files and fails: node's --test-timeout covers
@@ -75,6 +75,8 @@ const polled = (driver) => ({ LEASEHOLD_TEST_DRIVER: driver, LEASEHOLD_TEST_NOTI
  */
 const matrix = {
   unit: [{}],
+  // The deterministic simulation (test/sim/): its own two processes, one run.
+  sim: [{}],
   package: [{}],
   integration: [tracked('node-redis'), tracked('ioredis'), polled('glide')],
   fault: [tracked('node-redis')],
@@ -84,13 +86,15 @@ const matrix = {
  * What `servers` runs on each line: every suite whose outcome depends on how the server tracks
  * keys (holders and waiters of every primitive, every topology, the contracts, the notification
  * canary, the memory backend's scripts against the server's), and the short safety run. The CLI,
- * fuzz and model suites do not.
+ * fuzz and model suites do not, nor the files whose outcome no tracking rule changes and that
+ * cost the most (quorum, mutex-processes, mutex-faults, stalls, extend-race, own-client, own-keys,
+ * key-majority: about two minutes of CI per line; they run on Redis 7.0 in every client's run).
  */
 const SERVER_SUITES = [
   {
     dir: 'integration',
     names:
-      /^(mutex|mutex-faults|mutex-processes|own-client|own-keys|quorum|cluster|key-majority|sentinel|semaphore|rwlock|fair|election|conformance-redis|redis-contract|script-tracking|memory-scripts|restart-empty|stalls|fence-expiry|key-lifetimes|events|notifications|doctor|release-race|extend-race|inspect|live-view|direct-grants|glide)\.test\.ts$/,
+      /^(mutex|cluster|sentinel|semaphore|rwlock|fair|election|conformance-redis|redis-contract|script-tracking|memory-scripts|restart-empty|fence-expiry|fence-clock|key-lifetimes|events|notifications|doctor|release-race|inspect|live-view|direct-grants(-[a-z]+)?|grant-strands|grant-failover)\.test\.ts$/,
     // GLIDE only polls (docs/compatibility.md): its line runs in polling mode.
     envs: [tracked('node-redis'), tracked('ioredis'), polled('glide')],
   },
@@ -113,11 +117,12 @@ function serverOf(line) {
  * Integration files that run in the first environment of the matrix only: those about the command
  * line (its flags, messages, output), which drives the same drivers as the library, whose own
  * suites run in every environment (running them three times cost about two minutes of CI for
- * nothing), tls, which runs each of its cases on both drivers itself, and the PostgreSQL files,
- * which use no Redis client at all. Bun runs the others.
+ * nothing), tls, which runs each of its cases on both drivers itself, the PostgreSQL files,
+ * which use no Redis client at all, and the frameworks' (node-cron, NestJS: what they call is
+ * the library's surface, the same on every driver). Bun runs the others.
  */
 const ONCE =
-  /^(cli-run|cli-views|cli-inputs-(run|views)|cli-messages|cli-status|cli-release|cli-topologies|dashboard|demo|tls|conformance-postgres|postgres-faults|postgres-driver|cli-postgres)\.test\.ts$/;
+  /^(cli-run|cli-views|cli-inputs-(run|views)|cli-messages|cli-status|cli-release|cli-topologies|dashboard|demo|tls|conformance-postgres|postgres-faults|postgres-driver|postgres-strands|postgres-lock-order|frameworks|cli-postgres)\.test\.ts$/;
 
 /** Every run to make: a label, the files, and the environment. */
 function runs() {

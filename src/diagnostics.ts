@@ -63,7 +63,6 @@ let loading: Promise<void> | undefined;
 /**
  * Loads `@opentelemetry/api` once per process if the application has it installed. Absent, the
  * import fails once and metrics stay off: no dependency, no cost. Leasehold.connect() awaits this.
- * @internal
  */
 export function loadTelemetry(): Promise<void> {
   if (loading === undefined) {
@@ -111,13 +110,13 @@ function meter(): Instruments | undefined {
   return instruments;
 }
 
-/** For tests: forget the instruments so that a newly registered MeterProvider is picked up. @internal */
+/** For tests: forget the instruments so that a newly registered MeterProvider is picked up. */
 export function resetTelemetry(): void {
   instruments = undefined;
 }
 
 /**
- * Per-instance bridge from events to channels and metrics. @internal
+ * Per-instance bridge from events to channels and metrics.
  */
 export class Observer {
   readonly #instance: object;

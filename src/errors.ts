@@ -136,6 +136,58 @@ export class DurabilityError extends LeaseholdError {
   }
 }
 
+/**
+ * `lh.idempotent(key, ...)` found a run (stored, or under way) for `key` made with another
+ * `fingerprint`: the same key was reused for a different request.
+ */
+export class IdempotencyConflictError extends LeaseholdError {
+  readonly key: string;
+  constructor(key: string) {
+    super(
+      'LEASEHOLD_ERR_IDEMPOTENCY_CONFLICT',
+      `idempotency key "${key}" was used with another fingerprint (a different request under the same key)`,
+    );
+    this.key = key;
+  }
+}
+
+/**
+ * `lh.idempotent(key, ...)`: a run for `key` started and never finished (its holder crashed, or
+ * lost the lock, before its result was stored): it may or may not have had its effect. Running it
+ * again could do it twice, so nothing runs unless the caller asks for it (`retryUnknown: true`).
+ */
+export class OutcomeUnknownError extends LeaseholdError {
+  readonly key: string;
+  /** When the unfinished run started (epoch ms, the server's clock). */
+  readonly startedAt: number;
+  /** Who ran it: the owner its lease was acquired with. */
+  readonly owner: string | undefined;
+  /** Its lease's fencing token. */
+  readonly fencingToken: bigint;
+  constructor(key: string, startedAt: number, owner: string | undefined, fencingToken: bigint) {
+    super(
+      'LEASEHOLD_ERR_OUTCOME_UNKNOWN',
+      `a run for idempotency key "${key}" started at ${new Date(startedAt).toISOString()}` +
+        `${owner === undefined ? '' : ` by ${owner}`} and never finished: its outcome is unknown`,
+    );
+    this.key = key;
+    this.startedAt = startedAt;
+    this.owner = owner;
+    this.fencingToken = fencingToken;
+  }
+}
+
+/**
+ * The server cannot run Lua scripts, and every leasehold operation is one: `EVAL`/`EVALSHA` are
+ * unknown (Valkey 9.1 and later build Lua as a module an operator can leave out; a command renamed
+ * away) or an ACL denies them. The message says which, and what to do (docs/compatibility.md).
+ */
+export class ScriptingUnavailableError extends LeaseholdError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('LEASEHOLD_ERR_NO_SCRIPTING', message, options);
+  }
+}
+
 /** Every code above, for docs and tests. */
 export const ERROR_CODES = [
   'LEASEHOLD_ERR_LOCK_TIMEOUT',
@@ -148,4 +200,7 @@ export const ERROR_CODES = [
   'LEASEHOLD_ERR_CONNECT',
   'LEASEHOLD_ERR_DURABILITY',
   'LEASEHOLD_ERR_NOTIFICATIONS',
+  'LEASEHOLD_ERR_IDEMPOTENCY_CONFLICT',
+  'LEASEHOLD_ERR_OUTCOME_UNKNOWN',
+  'LEASEHOLD_ERR_NO_SCRIPTING',
 ] as const;

@@ -1,8 +1,11 @@
-import { drift, monotonic } from './base/clock.ts';
+import { monotonic, validUntil } from './base/clock.ts';
 import { tokenOf } from './base/owner.ts';
 import { retryable } from './engine/give-backs.ts';
 import { type LeaseholdError, LockLostError, LockReleasedError, type LossReason } from './errors.ts';
 import { checkTtl } from './options/index.ts';
+
+/** When a granted lease sends its claim, as a share of the claim window after its attempt. */
+const CLAIM_AFTER_SHARE = 0.1;
 
 /** See Lease.#ended. */
 const RELEASED = Symbol('released');
@@ -10,7 +13,6 @@ const none = (): boolean => false;
 
 /**
  * What a primitive provides so that the shared machinery can extend and release its leases.
- * @internal
  */
 export interface LeaseCore {
   /** One batched round trip (per node). Per item: true still held (extended), false lost, Error unknown. */
@@ -18,13 +20,18 @@ export interface LeaseCore {
   /** Compare-and-delete. Resolves true when this holder still held it. */
   release(lease: Lease): Promise<boolean>;
   /**
+   * A release that keeps the name taken `ms` more (AcquireOptions.minHold): the lease's keys live
+   * that long, and whoever waits learns when they end. Resolves true when this holder still held it.
+   */
+  hold(lease: Lease, ms: number): Promise<boolean>;
+  /**
    * Whether a dropped connection that served the keys `affects` marks loses a lease on `key`
    * (a key majority loses it only past what its majority can spare). Default: `affects(key)`.
    */
   lostWith?(key: string, affects: (key: string) => boolean): boolean;
 }
 
-/** Hooks the owning instance installs: renewal scheduling and bookkeeping. @internal */
+/** Hooks the owning instance installs: renewal scheduling and bookkeeping. */
 export interface LeaseHost {
   /** The lease is over, lost (`error`) or released (undefined, or a LockReleasedError): forget it. */
   finished(lease: Lease, error: LeaseholdError | undefined): void;
@@ -32,7 +39,7 @@ export interface LeaseHost {
   giveBack(lease: Lease, send: () => Promise<unknown>): void;
 }
 
-/** @internal */
+/** What a Lease is built from (the engine makes them). */
 export interface LeaseInit {
   name: string;
   /** What Redis stores for this lease: the token, then the owner stamp (src/engine/owner.ts). */
@@ -45,6 +52,15 @@ export interface LeaseInit {
   host: LeaseHost;
   /** What the acquisition asked for beyond a name (a semaphore's permits), for its extensions. */
   detail?: unknown;
+  /**
+   * A direct grant: the name is held for this long from `sentAt` until the lease's first
+   * extension (sent at once) confirms the full `ttl`.
+   */
+  claimWindow?: number | undefined;
+  /** AcquireOptions.renew: false, no automatic extension (default true). */
+  renew?: boolean | undefined;
+  /** AcquireOptions.minHold (default 0). */
+  minHold?: number | undefined;
 }
 
 /**
@@ -86,6 +102,12 @@ export class Lease {
   /** Send time of the newest extension confirmed (the acquisition counts as the first). */
   #confirmedAt: number;
   #releasing: Promise<boolean> | undefined;
+  readonly #renew: boolean;
+  readonly #minHold: number;
+  /** Monotonic time the grant was known here: its hold (minHold) counts from no earlier than this. */
+  readonly #heldSince: number;
+  /** A direct grant not yet claimed: the next extension asks for the full TTL, renewing or not. */
+  #claiming: boolean;
   /** @internal Monotonic time the next renewal is due. */
   renewAt: number;
   /**
@@ -110,9 +132,22 @@ export class Lease {
     this.#core = init.core;
     this.#host = init.host;
     this.#ttl = init.ttl;
-    this.#validUntil = init.sentAt + init.ttl - drift(init.ttl);
+    // A direct grant holds the name for its claim window only (docs/direct-grants.md): valid for
+    // that long, and extended to the full TTL at once (the claim).
+    const validFor = init.claimWindow ?? init.ttl;
+    this.#validUntil = validUntil(init.sentAt, validFor);
     this.#confirmedAt = init.sentAt;
-    this.renewAt = init.sentAt + init.ttl / 3;
+    this.#renew = init.renew ?? true;
+    this.#minHold = init.minHold ?? 0;
+    this.#heldSince = monotonic();
+    this.#claiming = init.claimWindow !== undefined;
+    // The claim goes out a tenth of the window after the attempt the grant names: a holder that
+    // releases sooner (a short job, a busy handoff loop) sends none, which kept a handoff's gap
+    // where it was before claims (docs/direct-grants.md, "What it costs"), and the claim still has
+    // nine tenths of the window to land.
+    this.renewAt = this.#claiming
+      ? init.sentAt + validFor * CLAIM_AFTER_SHARE
+      : this.#nextRenewal(init.sentAt, init.ttl);
   }
 
   /** Aborts when the lease is lost (LockLostError) or released (LockReleasedError). */
@@ -141,6 +176,15 @@ export class Lease {
   /** The TTL automatic extension renews with. */
   get ttl(): number {
     return this.#ttl;
+  }
+
+  /**
+   * @internal The TTL the next extension asks for: the full TTL for a renewing lease (and for a
+   * grant's claim), else what is left of it, which verifies the lease without renewing it.
+   */
+  renewalTtl(now: number): number {
+    if (this.#renew || this.#claiming) return this.#ttl;
+    return Math.max(1, Math.floor(this.#validUntil - now));
   }
 
   /** @internal Monotonic end of validity. */
@@ -175,6 +219,7 @@ export class Lease {
       this.#throwIfDone();
     }
     this.#ttl = next;
+    this.#claiming = false;
     this.confirm(sentAt, next);
   }
 
@@ -197,6 +242,8 @@ export class Lease {
       this.#releasing = Promise.resolve(false);
       return this.#releasing;
     }
+    const hold = this.#holdLeft();
+    if (hold > 0 && !wasDone) return this.#hold(hold);
     this.#releasing = this.#core.release(this).then(
       (held) => {
         // Not held any more at release time: it was lost first (a takeover or DEL not heard
@@ -221,6 +268,40 @@ export class Lease {
     return this.#releasing;
   }
 
+  /** What is left of minHold, counted from when the grant was known here (ms; 0: none). */
+  #holdLeft(): number {
+    return Math.ceil(this.#heldSince + this.#minHold - monotonic());
+  }
+
+  /**
+   * release() within minHold: the name stays taken for what is left of it (the keys' TTL set to
+   * that), and the lease ends for its holder now. Unconfirmed, the hold is sent again once Redis
+   * answers (a give-back that sets what is left then, never a delete), as long as any is left.
+   */
+  #hold(ms: number): Promise<boolean> {
+    this.#releasing = this.#core.hold(this, ms).then(
+      (held) => {
+        if (held) this.#finishReleased();
+        else
+          this.#finish(
+            new LockLostError(this.name, 'taken', 'the lock was no longer held when it was released'),
+          );
+        return held;
+      },
+      (error: unknown) => {
+        if (retryable(error)) {
+          this.#host.giveBack(this, () => {
+            const left = this.#holdLeft();
+            return left > 0 ? this.#core.hold(this, left) : this.#core.release(this);
+          });
+        }
+        this.#finish(LockReleasedError.quick(this.name, 'released locally (Redis did not answer)'));
+        throw error;
+      },
+    );
+    return this.#releasing;
+  }
+
   async [Symbol.asyncDispose](): Promise<void> {
     await this.release();
   }
@@ -236,8 +317,9 @@ export class Lease {
   confirm(sentAt: number, ttl: number): void {
     if (this.done || sentAt < this.#confirmedAt) return;
     this.#confirmedAt = sentAt;
-    this.#validUntil = sentAt + ttl - drift(ttl);
-    this.renewAt = sentAt + ttl / 3;
+    this.#validUntil = validUntil(sentAt, ttl);
+    this.#claiming = false;
+    this.renewAt = this.#nextRenewal(sentAt, ttl);
     // A reply to a renewal sent before a long stall arrives after validity already ran out.
     this.#checkValidity();
   }
@@ -277,6 +359,11 @@ export class Lease {
 
   #checkValidity(): void {
     this.checkValidity();
+  }
+
+  /** When to extend next: a third of the TTL on, or never for a lease that does not renew. */
+  #nextRenewal(sentAt: number, ttl: number): number {
+    return this.#renew ? sentAt + ttl / 3 : Number.POSITIVE_INFINITY;
   }
 
   #finish(error: LeaseholdError): void {

@@ -5,7 +5,8 @@ import { loadTelemetry, Observer } from './diagnostics.ts';
 import type { Driver } from './driver/types.ts';
 import type { Context } from './engine/context.ts';
 import type { Engine } from './engine/engine.ts';
-import { ConnectionClosedError, NotificationsError } from './errors.ts';
+import type { Spec } from './engine/spec.ts';
+import { ConnectionClosedError, NotificationsError, ScriptingUnavailableError } from './errors.ts';
 import type { LeaseholdEvents } from './events.ts';
 import type { Lease } from './lease.ts';
 import {
@@ -27,11 +28,14 @@ import {
 import type { Election } from './primitives/election.ts';
 import type { FairLock } from './primitives/fair.ts';
 import { PrimitiveHandles } from './primitives/handles.ts';
+import { type IdempotentOptions, idempotent } from './primitives/idempotent.ts';
 import type { Inspection } from './primitives/inspection.ts';
 import { MultiLock } from './primitives/multi-lock.ts';
 import { MutexSpec } from './primitives/mutex.ts';
 import type { ReadWriteLock } from './primitives/rwlock.ts';
 import type { Semaphore } from './primitives/semaphore.ts';
+import { type LeaseWork, withLease } from './primitives/with-lease.ts';
+import { scriptingRefusal } from './runners/failures.ts';
 
 /**
  * A connection to Redis and the coordination primitives on top of it.
@@ -49,6 +53,7 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
   readonly #engine: Engine;
   readonly #mutex = new MutexSpec();
   #closing: Promise<void> | undefined;
+  #destroying: Promise<void> | undefined;
 
   private constructor(options: ValidConnectOptions, drivers: readonly Driver[]) {
     super();
@@ -80,6 +85,23 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
     const lh = new Leasehold(valid, drivers);
     await connectDrivers(drivers, valid);
     await loadTelemetry();
+    const unproven = drivers.some((driver) => driver.proof?.ok !== true);
+    if (unproven && valid.memory === undefined && valid.postgres === undefined) {
+      // No canary script proved that scripts run (polling, or the canary failed): a read-only one
+      // does, so that a server without scripting fails here, saying so, not at the first acquire.
+      // Before start(), which announces a fallback to polling once connect() has returned.
+      const refused = await lh.inspect('leasehold-scripting-probe').then(
+        () => undefined,
+        (error: unknown) => (error instanceof ScriptingUnavailableError ? error : undefined),
+      );
+      if (refused !== undefined) {
+        await lh.close();
+        const cause = refused.cause instanceof Error ? refused.cause : refused;
+        throw new ScriptingUnavailableError(`connect: ${scriptingRefusal(cause.message) ?? cause.message}`, {
+          cause,
+        });
+      }
+    }
     lh.#wiring.connections.start();
     if (valid.notifications === 'tracking' && lh.#wiring.connections.mode !== 'tracking') {
       const reason = lh.#wiring.connections.failedProof()?.reason;
@@ -109,6 +131,8 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
   get stats(): {
     held: number;
     waiting: number;
+    /** Of those waiting, the ones listening for a direct grant (docs/direct-grants.md). */
+    grantWaiters: number;
     watchedKeys: number;
     renewing: number;
     notifications: 'tracking' | 'polling';
@@ -177,21 +201,42 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
   }
 
   /**
-   * Runs `fn` while holding the lock and releases it afterwards, also when `fn` throws.
-   * Pass `lease.signal` on to the work so that it stops when the lease is lost.
+   * Runs `fn` while holding the lock and releases it afterwards, also when `fn` throws. `fn` gets
+   * the lease and a signal that aborts when the lease is lost or `options.signal` aborts: pass it
+   * on to the work so that it stops either way.
+   * @example
+   * await lh.withLock('cron:purge', (lease, signal) => purge({ signal, fence: lease.fencingToken }));
    */
-  async withLock<T>(
-    name: string,
-    fn: (lease: Lease) => Promise<T> | T,
-    options?: AcquireOptions,
-  ): Promise<T> {
-    if (typeof fn !== 'function')
-      throw new TypeError('leasehold: withLock needs a function as its second argument');
-    const lease = await this.acquire(name, options);
+  withLock<T>(name: string, fn: LeaseWork<Lease, T>, options?: AcquireOptions): Promise<T> {
+    return withLease(() => this.acquire(name, options), fn, options, 'withLock');
+  }
+
+  /**
+   * Runs `fn` once per `key` across every process and keeps its result for `options.keep` ms
+   * (docs/idempotency.md): a caller that comes while it runs waits for it (woken when the result is
+   * stored) and gets the same result; one that comes later gets it without running `fn`. A
+   * `fingerprint` that differs from the stored one rejects with IdempotencyConflictError; `fn`
+   * throwing stores nothing (the next caller runs it); a run that never finished (its holder
+   * crashed or lost the lock) makes later callers reject with OutcomeUnknownError.
+   * @example
+   * const receipt = await lh.idempotent(`charge:${idempotencyKey}`, () => charge(order), {
+   *   fingerprint: sha256(body),
+   * });
+   */
+  idempotent<T>(key: string, fn: LeaseWork<Lease, T>, options?: IdempotentOptions): Promise<T> {
     try {
-      return await fn(lease);
-    } finally {
-      await lease.release().catch(() => {});
+      checkName(key, 'key');
+      if (typeof fn !== 'function') throw new TypeError('leasehold: idempotent needs a function to run');
+      return idempotent(
+        this.#engine,
+        this.#mutex as Spec<unknown, undefined>,
+        key,
+        fn,
+        options,
+        this.#options,
+      );
+    } catch (error) {
+      return Promise.reject(error);
     }
   }
 
@@ -208,6 +253,24 @@ export class Leasehold extends EventEmitter<{ [E in keyof LeaseholdEvents]: [Lea
       })();
     }
     return this.#closing;
+  }
+
+  /**
+   * Ends the instance at once, for a process that must exit now or a server that hangs close():
+   * waiters reject with ConnectionClosedError, leases' signals abort (LockReleasedError) without
+   * their keys being released (each lapses at its TTL, so other processes wait that long), calls
+   * in flight reject, and the sockets are cut without waiting for any reply. Idempotent; also
+   * ends a close() still under way.
+   */
+  destroy(): Promise<void> {
+    if (this.#destroying === undefined) {
+      this.#engine.destroy();
+      this.#wiring.renewer.close();
+      const cut = this.#drivers.map((driver) => driver.close(true).catch(() => {}));
+      this.#destroying = Promise.all(cut).then(() => {});
+      this.#closing ??= this.#destroying;
+    }
+    return this.#destroying;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

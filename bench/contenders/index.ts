@@ -1,9 +1,14 @@
-import { crossProcessFloor, directGrantFloor } from './floor.ts';
+import { directGrantFloor } from './floor.ts';
 import { leasehold } from './leasehold.ts';
-import { redisSemaphore, redisSemaphorePolls, redisSemaphoreTuned } from './redis-semaphore.ts';
+import { pgContenders } from './postgres.ts';
+import {
+  redisSemaphore,
+  redisSemaphorePolls,
+  redisSemaphoreSemaphores,
+  redisSemaphoreTuned,
+} from './redis-semaphore.ts';
 import { redlock, redlockPolls, redlockTuned } from './redlock.ts';
 import { redlockUniversal, redlockUniversalTuned } from './redlock-universal.ts';
-import { semaphoreContenders } from './semaphores.ts';
 import type { Contender } from './types.ts';
 
 /**
@@ -27,21 +32,28 @@ export const contenders: readonly Contender[] = [
   leasehold('ioredis', 'current', true),
   ...redisSemaphorePolls,
   ...redlockPolls,
-  // Semaphores of limit 1 in the handoff scenarios: direct grants of permits against polling.
-  ...semaphoreContenders,
+  // The other primitives in the handoff scenarios: leasehold's semaphore of limit 1 (direct grants
+  // of permits) against redis-semaphore's polling Semaphore, and its fair lock and write lease,
+  // which no peer has.
+  leasehold('node-redis', 'current', false, 'semaphore'),
+  leasehold('node-redis', 'baseline', false, 'semaphore'),
+  leasehold('ioredis', 'current', false, 'semaphore'),
+  leasehold('ioredis', 'baseline', false, 'semaphore'),
+  ...redisSemaphoreSemaphores,
+  leasehold('node-redis', 'current', false, 'fair'),
+  leasehold('ioredis', 'current', false, 'fair'),
+  leasehold('node-redis', 'current', false, 'write'),
+  leasehold('ioredis', 'current', false, 'write'),
 ];
 
-/** Run beside the contenders by one scenario and divided by in the report, never listed as one. */
-const floors: readonly Contender[] = [crossProcessFloor, directGrantFloor];
-
-/** Opt-in modes measured by the scenarios that ask for them (the idle-waiter handoff, the load chart). */
-export const modes: readonly Contender[] = [
-  leasehold('node-redis', 'current', true),
-  leasehold('ioredis', 'current', true),
-];
+/**
+ * Run by one scenario each, never listed among the Redis contenders: the direct-grant floor (run beside
+ * them in the handoff scenarios) and the PostgreSQL contenders.
+ */
+const others: readonly Contender[] = [directGrantFloor, ...pgContenders];
 
 export function contender(id: string): Contender {
-  const found = contenders.find((c) => c.id === id) ?? floors.find((c) => c.id === id);
+  const found = contenders.find((c) => c.id === id) ?? others.find((c) => c.id === id);
   if (found === undefined) throw new Error(`unknown contender ${id}`);
   return found;
 }

@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import type { Lease } from '../../src/index.ts';
+import type { Leasehold } from '../../src/index.ts';
 import type { Contender, ContenderClient, ContenderInfo, Held } from './types.ts';
 import { ownVersion, packageVersion } from './util.ts';
 
@@ -29,28 +29,90 @@ export function load(build: Build): Promise<LeaseholdModule> {
   return mod;
 }
 
-function held(lease: Lease): Held {
-  return {
-    signal: lease.signal,
-    release: async () => {
-      await lease.release();
-    },
-  };
-}
+type Options = { ttl: number; signal?: AbortSignal };
+type Lease = { signal: AbortSignal; release(): Promise<unknown> };
+
+/**
+ * What is taken: the mutex, or (at one holder at a time, so that the handoff scenarios time a
+ * permit's handoff as they time a mutex's) a semaphore of limit 1, the fair lock, a read-write
+ * lock's write lease: each primitive whose waiters a release grants to directly (issue 27).
+ */
+const KINDS = {
+  mutex: {
+    label: '',
+    keyOf: (name: string) => `leasehold:{${name}}`,
+    api: 'lh.acquire(name, { ttl }); lease.release()',
+    take: (lh: Leasehold, name: string, o: Options): Promise<Lease> => lh.acquire(name, o),
+  },
+  semaphore: {
+    label: 'semaphore, limit 1',
+    keyOf: (name: string) => `leasehold:{${name}}:sem`,
+    api: 'lh.semaphore(name, { limit: 1 }).acquire({ ttl }); lease.release()',
+    take: (lh: Leasehold, name: string, o: Options): Promise<Lease> =>
+      lh.semaphore(name, { limit: 1 }).acquire(o),
+  },
+  fair: {
+    label: 'fair lock',
+    keyOf: (name: string) => `leasehold:{${name}}:fair`,
+    api: 'lh.fairLock(name).acquire({ ttl }); lease.release()',
+    take: (lh: Leasehold, name: string, o: Options): Promise<Lease> => lh.fairLock(name).acquire(o),
+  },
+  write: {
+    label: 'read-write lock, write lease',
+    keyOf: (name: string) => `leasehold:{${name}}:rw:writer`,
+    api: 'lh.readWriteLock(name).write({ ttl }); lease.release()',
+    take: (lh: Leasehold, name: string, o: Options): Promise<Lease> => lh.readWriteLock(name).write(o),
+  },
+} as const;
+
+// The lease's `signal` is read here on every acquisition, as users who watch it do: a lease makes
+// its AbortController on first use of `signal`, and every figure includes that.
+const held = (lease: Lease): Held => ({
+  signal: lease.signal,
+  release: async () => {
+    await lease.release();
+  },
+});
 
 /**
  * leasehold with one of its drivers and default settings (notifications: 'tracking'); `baseline`:
- * the build of the commit given by `--baseline`, labelled with that commit.
+ * the build of the commit given by `--baseline`, labelled with that commit; `lowLatency`: its
+ * opt-in warm waiter; `kind`: the primitive (the handoff scenarios time all four).
  */
-export function leasehold(driver: Driver, build: Build = 'current', lowLatency = false): Contender {
+export function leasehold(
+  driver: Driver,
+  build: Build = 'current',
+  lowLatency = false,
+  kind: keyof typeof KINDS = 'mutex',
+): Contender {
   const baseline = build === 'baseline';
-  const id = `leasehold-${baseline ? 'baseline-' : ''}${driver}${lowLatency ? '-low-latency' : ''}`;
+  const k = KINDS[kind];
+  const suffix = `${lowLatency ? '-low-latency' : ''}${kind === 'mutex' ? '' : `-${kind}`}`;
+  const id = `leasehold-${baseline ? 'baseline-' : ''}${driver}${suffix}`;
+  const open = async (
+    target: { url: string } | { cluster: { rootNodes: string[] } },
+  ): Promise<ContenderClient> => {
+    const { Leasehold } = await load(build);
+    // leasehold imports its client library lazily inside connect(), under its 5 s connectTimeout;
+    // a cold import in a freshly started worker on a busy machine can take most of that.
+    await import(driver === 'node-redis' ? 'redis' : 'ioredis');
+    const lh = await Leasehold.connect({ ...target, driver, ...(lowLatency ? { lowLatency: true } : {}) });
+    return {
+      // The default timeout is Infinity: acquire() itself waits as long as it takes.
+      acquire: async (name, { ttl, signal }) =>
+        held(await k.take(lh, name, { ttl, ...(signal ? { signal } : {}) })),
+      ...(kind === 'mutex'
+        ? { forceAcquire: async (name: string, ttl: number) => held(await lh.forceAcquire(name, { ttl })) }
+        : {}),
+      close: () => lh.close(),
+    };
+  };
   return {
     id,
     ...(baseline ? { baseline: true } : {}),
     ...(lowLatency ? { scenarios: ['handoff', 'idleHandoff', 'idle'] } : {}),
-    // Documented layout `<prefix>:{<name>}` with the default prefix.
-    keyOf: (name) => `leasehold:{${name}}`,
+    ...(kind === 'mutex' ? {} : { scenarios: ['handoff', 'idleHandoff'] }),
+    keyOf: k.keyOf,
     async info(): Promise<ContenderInfo> {
       // Read here, not above: bench/index.ts sets it after this module is imported.
       const commit = process.env['BENCH_LEASEHOLD_BASELINE_COMMIT'] ?? 'baseline';
@@ -62,20 +124,20 @@ export function leasehold(driver: Driver, build: Build = 'current', lowLatency =
           : typeof (mod as Partial<LeaseholdModule>).Leasehold?.connect !== 'function'
             ? `${source} does not export Leasehold`
             : undefined;
+      const name = ['leasehold', k.label, baseline ? `@ ${commit}` : ''].filter((x) => x !== '').join(' ');
       return {
         id,
-        label: baseline
-          ? `leasehold @ ${commit} (${driver})`
-          : `leasehold (${driver}${lowLatency ? ', lowLatency' : ''})`,
+        label: `${name} (${driver}${lowLatency ? ', lowLatency' : ''})`,
         library: 'leasehold',
         version: baseline
           ? `baseline: ${process.env['BENCH_LEASEHOLD_BASELINE_NOTE'] ?? 'not built'}`
           : `${ownVersion()} (this repository; ${process.env['BENCH_LEASEHOLD_NOTE'] ?? 'src/ through tsx'})`,
         client: driver === 'node-redis' ? 'redis' : 'ioredis',
         clientVersion: packageVersion(driver === 'node-redis' ? 'redis' : 'ioredis'),
-        api: `Leasehold.connect({ url, driver: '${driver}' }); lh.acquire(name, { ttl }); lease.release()`,
+        api: `Leasehold.connect({ url, driver: '${driver}' }); ${k.api}`,
         lossSignal: 'lease.signal (aborts on an invalidation push, a failed extension or lapsed validity)',
-        waiting: 'acquire() waits for an invalidation push or a timer at the holder’s PTTL; no polling',
+        waiting:
+          'a direct grant from the release, an invalidation push, or a timer at the holder’s PTTL; no polling',
         settings: {
           driver,
           notifications: 'tracking',
@@ -92,27 +154,8 @@ export function leasehold(driver: Driver, build: Build = 'current', lowLatency =
       };
     },
     connect: (url) => open({ url }),
-    connectCluster: (rootNodes) => open({ cluster: { rootNodes: [...rootNodes] } }),
+    ...(kind === 'mutex'
+      ? { connectCluster: (rootNodes) => open({ cluster: { rootNodes: [...rootNodes] } }) }
+      : {}),
   };
-
-  async function open(
-    target: { url: string } | { cluster: { rootNodes: string[] } },
-  ): Promise<ContenderClient> {
-    const { Leasehold } = await load(build);
-    // leasehold imports its client library lazily inside connect(), under its 5 s connectTimeout;
-    // a cold import in a freshly started worker on a busy machine can take most of that.
-    await import(driver === 'node-redis' ? 'redis' : 'ioredis');
-    const lh = await Leasehold.connect({ ...target, driver, ...(lowLatency ? { lowLatency: true } : {}) });
-    return {
-      // The default timeout is Infinity: acquire() itself waits as long as it takes.
-      acquire: async (name, { ttl, signal }) =>
-        held(await lh.acquire(name, { ttl, ...(signal ? { signal } : {}) })),
-      async forceAcquire(name, ttl) {
-        return held(await lh.forceAcquire(name, { ttl }));
-      },
-      async close() {
-        await lh.close();
-      },
-    };
-  }
 }

@@ -1,27 +1,58 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import type { Redis } from 'ioredis';
 import { RedisServer } from '../../test/harness/redis-server.ts';
 import type { Contender } from '../contenders/types.ts';
 import { ioredisClient } from '../contenders/util.ts';
 import { now } from './stats.ts';
 
-const run = promisify(execFile);
-
 /** Server counters from one INFO call. */
 export interface Counters {
   /** Local timestamp (ms) halfway through the INFO round trip. */
   t: number;
+  /** Commands as INFO counts them: a script call plus every command the script runs. */
   commands: number;
   /** read() calls on client sockets: about one per round trip, however many commands it carried. */
   reads: number;
   /** Bytes Redis read from clients. */
   netInput: number;
-  /** EVAL / EVALSHA / FCALL calls (each script's own commands count in `commands` too). */
-  scripts: number;
   /** used_cpu_user + used_cpu_sys, ms. */
   cpu: number;
   usedMemory: number;
+  /** Calls and microseconds per command name, lower case (`evalsha`, `set`, ...). */
+  calls: Record<string, number>;
+  usec: Record<string, number>;
+}
+
+/** Script calls (EVAL, EVALSHA, FCALL and their _ro forms). */
+const SCRIPTS = ['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro'];
+
+/** What happened between two snapshots; the INFO call closing the window is not counted. */
+export interface Delta {
+  ms: number;
+  commands: number;
+  reads: number;
+  cpuMs: number;
+  scripts: number;
+  /** Microseconds Redis spent in script calls. */
+  scriptUsec: number;
+  /** Plain SET calls (a polling peer's acquire attempt is a SET NX). */
+  sets: number;
+  /** Bytes Redis read from clients. */
+  inputBytes: number;
+}
+
+export function delta(a: Counters, b: Counters): Delta {
+  const diff = (map: 'calls' | 'usec', names: string[]) =>
+    names.reduce((sum, n) => sum + (b[map][n] ?? 0) - (a[map][n] ?? 0), 0);
+  return {
+    ms: b.t - a.t,
+    commands: b.commands - a.commands - 1,
+    reads: b.reads - a.reads - 1,
+    cpuMs: b.cpu - a.cpu,
+    scripts: diff('calls', SCRIPTS),
+    scriptUsec: diff('usec', SCRIPTS),
+    sets: diff('calls', ['set']),
+    inputBytes: b.netInput - a.netInput,
+  };
 }
 
 export interface Rates {
@@ -68,16 +99,6 @@ export class Bench {
     return this.server.port;
   }
 
-  async info(section = ''): Promise<Record<string, string>> {
-    const text = (await (section === '' ? this.admin.info() : this.admin.info(section))) as string;
-    const fields: Record<string, string> = {};
-    for (const line of text.split('\r\n')) {
-      const at = line.indexOf(':');
-      if (at > 0 && !line.startsWith('#')) fields[line.slice(0, at)] = line.slice(at + 1);
-    }
-    return fields;
-  }
-
   async counters(): Promise<Counters> {
     const before = now();
     const text = (await this.admin.call('INFO', 'stats', 'cpu', 'memory', 'commandstats')) as string;
@@ -86,30 +107,39 @@ export class Bench {
       const match = new RegExp(`^${name}:(.*)$`, 'm').exec(text);
       return match === null ? Number.NaN : Number(match[1]);
     };
+    const calls: Record<string, number> = {};
+    const usec: Record<string, number> = {};
+    for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+      calls[m[1]!] = Number(m[2]);
+      usec[m[1]!] = Number(m[3]);
+    }
     return {
       t,
       commands: field('total_commands_processed'),
       reads: field('total_reads_processed'),
       netInput: field('total_net_input_bytes'),
-      scripts: [
-        ...text.matchAll(/^cmdstat_(?:eval|evalsha|eval_ro|evalsha_ro|fcall|fcall_ro):calls=(\d+)/gm),
-      ].reduce((sum, m) => sum + Number(m[1]), 0),
       cpu: (field('used_cpu_user') + field('used_cpu_sys')) * 1000,
       usedMemory: field('used_memory'),
+      calls,
+      usec,
     };
   }
 
   /** Rates between two counter snapshots (the later INFO call counts itself once). */
   static rates(a: Counters, b: Counters): Rates {
-    const seconds = (b.t - a.t) / 1000;
+    const d = delta(a, b);
+    const seconds = d.ms / 1000;
+    const per = (x: number) => x / seconds;
+    const [commandsPerSecond, scriptsPerSecond, readsPerSecond] = [d.commands, d.scripts, d.reads].map(per);
+    const cpuPercent = (d.cpuMs / d.ms) * 100;
     return {
       seconds,
-      commandsPerSecond: (b.commands - a.commands - 1) / seconds,
-      scriptsPerSecond: (b.scripts - a.scripts) / seconds,
-      readsPerSecond: (b.reads - a.reads - 1) / seconds,
-      inputBytesPerSecond: (b.netInput - a.netInput) / seconds,
-      cpuPercent: ((b.cpu - a.cpu) / (b.t - a.t)) * 100,
-    };
+      commandsPerSecond,
+      scriptsPerSecond,
+      readsPerSecond,
+      inputBytesPerSecond: per(d.inputBytes),
+      cpuPercent,
+    } as Rates;
   }
 
   /**
@@ -136,41 +166,17 @@ export class Bench {
     );
   }
 
-  async version(): Promise<string> {
-    return (await this.info('server'))['redis_version'] ?? 'unknown';
-  }
-
   /** "Redis 8.6.3" or "Valkey 9.1.2" (Valkey reports redis_version 7.2.4 for compatibility). */
   async product(): Promise<string> {
-    const info = await this.info('server');
-    const valkey = info['valkey_version'];
-    return valkey === undefined ? `Redis ${info['redis_version'] ?? 'unknown'}` : `Valkey ${valkey}`;
+    const text = (await this.admin.info('server')) as string;
+    const valkey = /^valkey_version:(\S+)/m.exec(text)?.[1];
+    return valkey !== undefined
+      ? `Valkey ${valkey}`
+      : `Redis ${/^redis_version:(\S+)/m.exec(text)?.[1] ?? 'unknown'}`;
   }
 
   async stop(): Promise<void> {
     this.admin.disconnect();
     await this.server.stop();
   }
-}
-
-/** Runs redis-benchmark with CSV output; returns requests/s and p50 latency per test. */
-export async function redisBenchmark(
-  port: number,
-  args: string[],
-): Promise<{ test: string; rps: number; p50: number; p99: number }[]> {
-  const { stdout } = await run('redis-benchmark', ['-h', '127.0.0.1', '-p', String(port), '--csv', ...args], {
-    maxBuffer: 1 << 20,
-  });
-  const lines = stdout.trim().split('\n');
-  const header = (lines.shift() ?? '').split(',').map((h) => h.replace(/"/g, ''));
-  const column = (row: string[], name: string): number => Number(row[header.indexOf(name)] ?? Number.NaN);
-  return lines.map((line) => {
-    const row = line.split(',').map((cell) => cell.replace(/"/g, ''));
-    return {
-      test: row[0] ?? '',
-      rps: column(row, 'rps'),
-      p50: column(row, 'p50_latency_ms'),
-      p99: column(row, 'p99_latency_ms'),
-    };
-  });
 }

@@ -53,14 +53,6 @@ export function medianSummary(rounds: readonly Summary[]): Summary {
   };
 }
 
-/** Rounds to a number of significant digits that keeps JSON and tables readable. */
-export function round(value: number, digits = 4): number {
-  if (!Number.isFinite(value) || value === 0) return value;
-  const magnitude = Math.floor(Math.log10(Math.abs(value)));
-  const factor = 10 ** Math.max(0, digits - 1 - magnitude);
-  return Math.round(value * factor) / factor;
-}
-
 /** Wall-clock timestamp in ms that agrees across processes on one machine (sub-ms resolution). */
 export function now(): number {
   return performance.timeOrigin + performance.now();

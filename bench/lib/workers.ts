@@ -41,14 +41,17 @@ export class Worker {
   }
 
   /**
-   * Forks a worker and waits for its `ready`; `gc` exposes global.gc for memory figures; `script`
-   * forks another worker file that speaks the same protocol (bench/stages/worker.ts).
+   * Forks a worker and waits for its `ready`; `gc` exposes global.gc for memory figures, `execArgv`
+   * adds Node options (--cpu-prof), `env` variables (BENCH_STAGES).
    */
-  static async spawn(index: number, options: { gc?: boolean; script?: string } = {}): Promise<Worker> {
-    const execArgv = ['--import', 'tsx', ...(options.gc ? ['--expose-gc'] : [])];
-    const child = fork(options.script ?? script, [], {
+  static async spawn(
+    index: number,
+    options: { gc?: boolean; execArgv?: string[]; env?: Record<string, string> } = {},
+  ): Promise<Worker> {
+    const execArgv = ['--import', 'tsx', ...(options.gc ? ['--expose-gc'] : []), ...(options.execArgv ?? [])];
+    const child = fork(script, [], {
       execArgv,
-      env: { ...process.env, BENCH_WORKER: String(index) },
+      env: { ...process.env, ...options.env, BENCH_WORKER: String(index) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     reapOnExit(child);
@@ -64,10 +67,6 @@ export class Worker {
       child.once('exit', (code) => reject(new Error(`worker ${index} exited with ${code} before ready`)));
     });
     return worker;
-  }
-
-  get pid(): number | undefined {
-    return this.#child.pid;
   }
 
   call<T>(body: Body): Promise<T> {

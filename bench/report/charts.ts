@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import * as vega from 'vega';
 import * as vl from 'vega-lite';
 import type { Results } from '../results.ts';
+import { config, lineCharts } from './charts-lines.ts';
 import { fmtMs, fmtNum } from './format.ts';
 
 export interface Chart {
@@ -17,14 +18,8 @@ interface Row {
   label: string;
 }
 
-export const width = 560;
-export const font = 'Helvetica, Arial, sans-serif';
-export const config = {
-  font,
-  axis: { labelFontSize: 11, titleFontSize: 11, labelLimit: 320 },
-  legend: { labelFontSize: 11, titleFontSize: 11, orient: 'bottom' as const },
-  title: { fontSize: 13, anchor: 'start' as const },
-};
+const width = 560;
+const font = config.font;
 
 /**
  * Horizontal grouped marks, one group per contender. `bars` for linear quantities that start at 0;
@@ -97,7 +92,7 @@ interface LoadPoint {
 
 /**
  * Latency against the load paid for it (section 2b): one line per library over its poll
- * intervals, single points for leasehold's modes and the floors. Log-log: the loads span four
+ * intervals, single points for leasehold's modes and the direct-grant floor. Log-log: the loads span four
  * orders of magnitude.
  */
 function tradeoff(title: string, points: LoadPoint[]): vl.TopLevelSpec {
@@ -166,110 +161,101 @@ export async function renderCharts(results: Results, dir: string): Promise<Chart
   const name = (id: string) => label.get(id) ?? id;
   const charts: { file: string; title: string; spec: vl.TopLevelSpec }[] = [];
   const s = results.scenarios;
+  /** A grouped chart: one mark per contender and series (those with a finite value). */
+  const bars = <C>(
+    file: string,
+    title: string,
+    axis: string,
+    scale: 'linear' | 'log' | 'symlog',
+    contenders: Record<string, C>,
+    series: [string, (c: C, id: string) => number | undefined][],
+    format: (v: number) => string,
+  ) => {
+    const rows = Object.entries(contenders).flatMap(([id, c]) =>
+      series.flatMap(([what, f]) => {
+        const value = f(c, id) ?? Number.NaN;
+        return Number.isFinite(value)
+          ? [{ contender: name(id), series: what, value, label: format(value) }]
+          : [];
+      }),
+    );
+    charts.push({ file, title, spec: grouped(title, axis, rows, order, scale) });
+  };
+  const ms = (v: number) => `${fmtMs(v)} ms`;
 
-  if (s.handoff !== undefined) {
-    const rows: Row[] = [];
-    for (const [id, r] of Object.entries(s.handoff.contenders)) {
-      rows.push({ contender: name(id), series: 'p50', value: r.gap.p50, label: `${fmtMs(r.gap.p50)} ms` });
-      rows.push({ contender: name(id), series: 'p99', value: r.gap.p99, label: `${fmtMs(r.gap.p99)} ms` });
-    }
-    const title = `Handoff gap between ${s.handoff.settings['workers']} processes (lower is better)`;
-    charts.push({
-      file: 'handoff.svg',
-      title,
-      spec: grouped(title, 'release → next acquire, ms (log)', rows, order, 'log'),
-    });
-  }
+  if (s.uncontended !== undefined)
+    bars(
+      'uncontended.svg',
+      'Uncontended acquire + release throughput (higher is better)',
+      'pairs/s',
+      'linear',
+      s.uncontended.contenders,
+      [
+        ['1 in flight', (r) => r.sequential.opsPerSecond],
+        [`${s.uncontended.settings['inFlight']} in flight`, (r) => r.parallel.opsPerSecond],
+      ],
+      fmtNum,
+    );
+  if (s.handoff !== undefined)
+    bars(
+      'handoff.svg',
+      `Handoff gap between ${s.handoff.settings['workers']} processes (lower is better)`,
+      'release → next acquire, ms (log)',
+      'log',
+      s.handoff.contenders,
+      [
+        ['p50', (r) => r.gap.p50],
+        ['p99', (r) => r.gap.p99],
+      ],
+      ms,
+    );
   if (s.idleHandoff !== undefined) {
     const points: LoadPoint[] = [];
-    for (const [id, r] of Object.entries(s.idleHandoff.contenders)) {
-      if (!(r.commandsPerSecond! > 0)) continue;
-      points.push({ ...family(id, name(id)), load: r.commandsPerSecond!, p50: r.gap.p50 });
+    for (const [id, r] of Object.entries(s.idleHandoff.contenders))
+      if ((r.commandsPerSecond ?? 0) > 0)
+        points.push({ ...family(id, name(id)), load: r.commandsPerSecond!, p50: r.gap.p50 });
+    const floor = s.idleHandoff.grantFloor;
+    if ((floor?.commandsPerSecond ?? 0) > 0) {
+      const what = 'direct-grant floor';
+      points.push({ family: what, label: what, load: floor!.commandsPerSecond!, p50: floor!.gap.p50 });
     }
-    for (const [what, f] of [
-      ['direct-grant floor', s.idleHandoff.grantFloor],
-      ['wake-all floor', s.idleHandoff.floor],
-    ] as const) {
-      if (f?.commandsPerSecond !== undefined && f.commandsPerSecond > 0)
-        points.push({ family: what, label: what, load: f.commandsPerSecond, p50: f.gap.p50 });
-    }
-    if (points.length > 0) {
-      const title =
-        'Handoff to idle waiters: latency against the Redis load paid for it (lower left is better)';
-      charts.push({ file: 'idle-tradeoff.svg', title, spec: tradeoff(title, points) });
-    }
+    const title =
+      'Handoff to idle waiters: latency against the Redis load paid for it (lower left is better)';
+    if (points.length > 0) charts.push({ file: 'idle-tradeoff.svg', title, spec: tradeoff(title, points) });
   }
-  if (s.loss !== undefined) {
-    const rows: Row[] = [];
-    for (const [id, r] of Object.entries(s.loss.contenders)) {
-      for (const kind of ['del', 'takeover'] as const) {
-        const what = kind === 'del' ? 'after DEL' : 'after takeover';
-        for (const stat of ['p50', 'p99'] as const) {
-          const v = r[kind][stat];
-          if (Number.isFinite(v))
-            rows.push({ contender: name(id), series: `${stat} ${what}`, value: v, label: fmtMs(v) });
-        }
-      }
-    }
-    const title = 'Loss detection: event → holder’s signal (lower is better)';
-    charts.push({ file: 'loss.svg', title, spec: grouped(title, 'ms (log)', rows, order, 'log') });
-  }
+  if (s.loss !== undefined)
+    bars(
+      'loss.svg',
+      'Loss detection: event → holder’s signal (lower is better)',
+      'ms (log)',
+      'log',
+      s.loss.contenders,
+      [
+        ['p50 after DEL', (r) => r.del.p50],
+        ['p99 after DEL', (r) => r.del.p99],
+        ['p50 after takeover', (r) => r.takeover.p50],
+        ['p99 after takeover', (r) => r.takeover.p99],
+      ],
+      fmtMs,
+    );
   if (s.crash !== undefined) {
-    const rows: Row[] = [];
-    for (const [id, r] of Object.entries(s.crash.contenders)) {
-      for (const v of r.samples)
-        rows.push({ contender: name(id), series: 'sample', value: v, label: fmtMs(v) });
-    }
+    const rows = Object.entries(s.crash.contenders).flatMap(([id, r]) =>
+      r.samples.map((v) => ({ contender: name(id), series: 'sample', value: v, label: fmtMs(v) })),
+    );
     const title = 'Crash recovery: wait beyond the dead holder’s expiry, every sample (lower is better)';
     charts.push({ file: 'crash.svg', title, spec: strip(title, 'ms (symlog)', rows, order) });
   }
-  if (s.idle !== undefined) {
-    const rows = Object.entries(s.idle.contenders).map(([id, r]) => ({
-      contender: name(id),
-      series: 'commands/s',
-      value: r.commandsPerSecond,
-      label: fmtNum(r.commandsPerSecond),
-    }));
-    const title = `Idle load: Redis commands/s while ${s.idle.settings['waiters']} waiters wait (lower is better)`;
-    charts.push({
-      file: 'idle.svg',
-      title,
-      spec: grouped(title, 'commands/s (symlog)', rows, order, 'symlog'),
-    });
-  }
-  if (s.uncontended !== undefined) {
-    const rows: Row[] = [];
-    const inFlight = s.uncontended.settings['inFlight'];
-    for (const [id, r] of Object.entries(s.uncontended.contenders)) {
-      const one = r.sequential.opsPerSecond;
-      const many = r.parallel.opsPerSecond;
-      rows.push({ contender: name(id), series: '1 in flight', value: one, label: fmtNum(one) });
-      rows.push({ contender: name(id), series: `${inFlight} in flight`, value: many, label: fmtNum(many) });
-    }
-    const title = 'Uncontended acquire + release throughput (higher is better)';
-    charts.push({ file: 'uncontended.svg', title, spec: grouped(title, 'pairs/s', rows, order, 'linear') });
-  }
-  if (s.scale !== undefined) {
-    const rows: Row[] = [];
-    for (const [id, r] of Object.entries(s.scale.contenders)) {
-      const lease = r.held.heapPerLease / 1024;
-      const waiter = r.waiters.heapPerWaiter / 1024;
-      rows.push({
-        contender: name(id),
-        series: 'per held lease',
-        value: lease,
-        label: `${lease.toFixed(2)} KiB`,
-      });
-      rows.push({
-        contender: name(id),
-        series: 'per waiter',
-        value: waiter,
-        label: `${waiter.toFixed(2)} KiB`,
-      });
-    }
-    const title = 'JS heap per held lease and per waiter (lower is better)';
-    charts.push({ file: 'memory.svg', title, spec: grouped(title, 'KiB', rows, order, 'linear') });
-  }
+  if (s.idle !== undefined)
+    bars(
+      'idle.svg',
+      `Idle load: Redis commands/s while ${s.idle.settings['waiters']} waiters wait (lower is better)`,
+      'commands/s (symlog)',
+      'symlog',
+      s.idle.contenders,
+      [['commands/s', (r) => r.commandsPerSecond]],
+      fmtNum,
+    );
+  charts.push(...lineCharts(results, name, order));
   const written: Chart[] = [];
   for (const chart of charts) {
     await writeFile(join(dir, chart.file), await svg(chart.spec));

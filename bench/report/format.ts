@@ -20,8 +20,9 @@ export function fmtBytes(value: number | undefined): string {
   return `${(value / 1024).toFixed(2)} KiB`;
 }
 
-/** A markdown table; cells are escaped for pipes. */
-export function table(head: string[], rows: string[][], align?: ('l' | 'r')[]): string {
+/** A markdown table; cells are escaped for pipes. `head` may be one string, its cells split by ' | '. */
+export function table(columns: string[] | string, rows: string[][], align?: ('l' | 'r')[]): string {
+  const head = typeof columns === 'string' ? columns.split(' | ') : columns;
   const esc = (cell: string) => cell.replace(/\|/g, '\\|').replace(/\n/g, ' ');
   const sep = head.map((_, i) => ((align?.[i] ?? (i === 0 ? 'l' : 'r')) === 'r' ? '---:' : '---'));
   return [head, sep, ...rows].map((row) => `| ${row.map(esc).join(' | ')} |`).join('\n');

@@ -1,5 +1,6 @@
 import type { Results } from '../results.ts';
 import type { LossStats } from '../scenarios/loss.ts';
+import { heldFor } from '../scenarios/scale.ts';
 import { fmtBytes, fmtMs, fmtNum, table } from './format.ts';
 
 /** A loss-detection cell: p99, or how many samples never heard within the cap. */
@@ -36,7 +37,7 @@ export function headline(results: Results): string {
       const crash = s.crash?.contenders[c.id];
       const idle = s.idle?.contenders[c.id];
       const un = s.uncontended?.contenders[c.id];
-      const scale = s.scale?.contenders[c.id];
+      const held = heldFor(s.scale, c.id);
       return [
         c.label,
         h === undefined ? '–' : `${fmtMs(h.gap.p50)} / ${fmtMs(h.gap.p99)} ms`,
@@ -46,7 +47,7 @@ export function headline(results: Results): string {
         idle === undefined ? '–' : fmtNum(idle.commandsPerSecond),
         un === undefined ? '–' : fmtNum(un.parallel.opsPerSecond),
         un === undefined ? '–' : fmtNum(un.sequential.opsPerSecond),
-        scale === undefined ? '–' : fmtBytes(scale.held.heapPerLease),
+        fmtBytes(held?.heapPerLease),
       ];
     });
   const workers = s.handoff?.settings['workers'] ?? 4;

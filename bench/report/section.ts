@@ -10,9 +10,19 @@ export function chartLink(charts: Chart[], file: string): string {
   return chart === undefined ? '' : `\n![${chart.title}](benchmarks/${chart.file})\n`;
 }
 
-export function settingsLine(settings: Record<string, number>): string {
+/** A scenario's settings as one line: numbers, lists of numbers (a / b / c), strings; nothing else. */
+export function settingsLine(settings: object): string {
+  const value = (v: unknown): string | undefined =>
+    typeof v === 'number'
+      ? fmtNum(v, Number.isInteger(v) ? 0 : 2)
+      : Array.isArray(v) && v.every((x) => typeof x === 'number')
+        ? v.map(value).join(' / ')
+        : typeof v === 'string' || typeof v === 'boolean'
+          ? String(v)
+          : undefined;
   return Object.entries(settings)
-    .map(([k, v]) => `\`${k}\` ${typeof v === 'number' ? fmtNum(v, Number.isInteger(v) ? 0 : 2) : v}`)
+    .filter(([, v]) => value(v) !== undefined)
+    .map(([k, v]) => `\`${k}\` ${value(v)}`)
     .join(', ');
 }
 

@@ -1,4 +1,6 @@
+import type { Summary } from '../lib/stats.ts';
 import type { Results } from '../results.ts';
+import { heldFor, waitersFor } from '../scenarios/scale.ts';
 import { fmtBytes, fmtMs, fmtNum, table } from './format.ts';
 
 /**
@@ -16,99 +18,63 @@ interface Figure {
   better: 'lower' | 'higher';
 }
 
+const ms = (v: number) => `${fmtMs(v)} ms`;
+const rate = (v: number) => `${fmtNum(v)}/s`;
+type Uncontended = NonNullable<Results['scenarios']['uncontended']>['contenders'][string]['rounds'][number];
+/** A figure of the uncontended scenario, read from its medians and from each round alike. */
+const u = (label: string, pick: (x: Uncontended) => number, format: (v: number) => string): Figure => ({
+  label,
+  read: (r, id) => {
+    const c = r.scenarios.uncontended?.contenders[id];
+    return c && { value: pick(c), rounds: c.rounds.map(pick) };
+  },
+  format,
+  better: format === ms ? 'lower' : 'higher',
+});
+/** A figure of the handoff scenario: its gap summary and rate, then each round's. */
+const h = (
+  label: string,
+  pick: (x: Summary & { handoffsPerSecond: number }) => number,
+  format: (v: number) => string,
+): Figure => ({
+  label,
+  read: (r, id) => {
+    const c = r.scenarios.handoff?.contenders[id];
+    return (
+      c && { value: pick({ ...c.gap, handoffsPerSecond: c.handoffsPerSecond }), rounds: c.rounds.map(pick) }
+    );
+  },
+  format,
+  better: format === ms ? 'lower' : 'higher',
+});
+/** A figure measured once per run. */
+const once = (
+  label: string,
+  value: (r: Results, id: string) => number | undefined,
+  format: (v: number) => string,
+): Figure => ({
+  label,
+  read: (r, id) => {
+    const v = value(r, id);
+    return v === undefined ? undefined : { value: v, rounds: [] };
+  },
+  format,
+  better: 'lower',
+});
 const figures: Figure[] = [
-  {
-    label: 'uncontended acquire+release, 1 in flight, p50',
-    read: (r, id) => {
-      const c = r.scenarios.uncontended?.contenders[id];
-      return c && { value: c.sequential.p50, rounds: c.rounds.map((x) => x.sequential.p50) };
-    },
-    format: (v) => `${fmtMs(v)} ms`,
-    better: 'lower',
-  },
-  {
-    label: 'uncontended acquire+release/s, 1 in flight',
-    read: (r, id) => {
-      const c = r.scenarios.uncontended?.contenders[id];
-      return (
-        c && { value: c.sequential.opsPerSecond, rounds: c.rounds.map((x) => x.sequential.opsPerSecond) }
-      );
-    },
-    format: (v) => `${fmtNum(v)}/s`,
-    better: 'higher',
-  },
-  {
-    label: 'uncontended acquire+release/s, 64 in flight',
-    read: (r, id) => {
-      const c = r.scenarios.uncontended?.contenders[id];
-      return c && { value: c.parallel.opsPerSecond, rounds: c.rounds.map((x) => x.parallel.opsPerSecond) };
-    },
-    format: (v) => `${fmtNum(v)}/s`,
-    better: 'higher',
-  },
-  {
-    label: 'handoff gap p50',
-    read: (r, id) => {
-      const c = r.scenarios.handoff?.contenders[id];
-      return c && { value: c.gap.p50, rounds: c.rounds.map((x) => x.p50) };
-    },
-    format: (v) => `${fmtMs(v)} ms`,
-    better: 'lower',
-  },
-  {
-    label: 'handoff gap p99',
-    read: (r, id) => {
-      const c = r.scenarios.handoff?.contenders[id];
-      return c && { value: c.gap.p99, rounds: c.rounds.map((x) => x.p99) };
-    },
-    format: (v) => `${fmtMs(v)} ms`,
-    better: 'lower',
-  },
-  {
-    label: 'handoffs/s',
-    read: (r, id) => {
-      const c = r.scenarios.handoff?.contenders[id];
-      return c && { value: c.handoffsPerSecond, rounds: c.rounds.map((x) => x.handoffsPerSecond) };
-    },
-    format: (v) => `${fmtNum(v)}/s`,
-    better: 'higher',
-  },
-  {
-    label: 'heap per held lease',
-    read: (r, id) => {
-      const c = r.scenarios.scale?.contenders[id];
-      return c && { value: c.held.heapPerLease, rounds: [] };
-    },
-    format: fmtBytes,
-    better: 'lower',
-  },
-  {
-    label: 'RSS per held lease',
-    read: (r, id) => {
-      const c = r.scenarios.scale?.contenders[id];
-      return c && { value: c.held.rssPerLease, rounds: [] };
-    },
-    format: fmtBytes,
-    better: 'lower',
-  },
-  {
-    label: 'process CPU with the leases held',
-    read: (r, id) => {
-      const c = r.scenarios.scale?.contenders[id];
-      return c && { value: c.held.processCpuPercent, rounds: [] };
-    },
-    format: (v) => `${fmtNum(v, 1)} %`,
-    better: 'lower',
-  },
-  {
-    label: 'heap per waiter',
-    read: (r, id) => {
-      const c = r.scenarios.scale?.contenders[id];
-      return c && { value: c.waiters.heapPerWaiter, rounds: [] };
-    },
-    format: fmtBytes,
-    better: 'lower',
-  },
+  u('uncontended acquire+release, 1 in flight, p50', (x) => x.sequential.p50, ms),
+  u('uncontended acquire+release/s, 1 in flight', (x) => x.sequential.opsPerSecond, rate),
+  u('uncontended acquire+release/s, 64 in flight', (x) => x.parallel.opsPerSecond, rate),
+  h('handoff gap p50', (x) => x.p50, ms),
+  h('handoff gap p99', (x) => x.p99, ms),
+  h('handoffs/s', (x) => x.handoffsPerSecond, rate),
+  once('heap per held lease', (r, id) => heldFor(r.scenarios.scale, id)?.heapPerLease, fmtBytes),
+  once('client CPU per renewal cycle', (r, id) => heldFor(r.scenarios.scale, id)?.perCycle.clientCpuMs, ms),
+  once(
+    'heap per waiter (most waiters in one process)',
+    (r, id) => waitersFor(r.scenarios.scale, id)?.heapPerWaiter,
+    fmtBytes,
+  ),
 ];
 
 /** The figure, with the range of its rounds when it has more than one. */
@@ -153,15 +119,12 @@ export function versus(results: Results): string {
       ]);
     }
   }
-  return table(
-    [
-      'figure',
-      'driver',
-      `before: \`${commit}\``,
-      `after: \`${results.machine.commit}\``,
-      'change (+ is better)',
-    ],
-    rows,
-    ['l', 'l', 'r', 'r', 'r'],
-  );
+  const head = [
+    'figure',
+    'driver',
+    `before: \`${commit}\``,
+    `after: \`${results.machine.commit}\``,
+    'change (+ is better)',
+  ];
+  return table(head, rows, ['l', 'l', 'r', 'r', 'r']);
 }

@@ -1,8 +1,21 @@
 import type { Config } from '../config.ts';
 import type { Contender } from '../contenders/types.ts';
 
+/** Options of the run that some scenarios read (bench/index.ts documents them). */
+export interface RunOptions {
+  /** Directory for one .cpuprofile per contender worker (uncontended, budget). */
+  profile?: string;
+  /** Record each handoff's stages (handoff, idleHandoff). */
+  stages?: boolean;
+  /** Server lines for the servers scenario. */
+  lines?: string[];
+  /** The commit of the baseline build (budget). */
+  baseline?: string;
+}
+
 export interface Context {
   config: Config;
+  options: RunOptions;
   /** The contenders that can run here, in report order. */
   contenders: readonly Contender[];
   log(line: string): void;

@@ -128,7 +128,7 @@ export async function crash(ctx: Context): Promise<CrashResult> {
       };
     }
     const { concurrent, ...numbers } = cfg;
-    return { redisVersion: await bench.version(), settings: numbers, concurrent, contenders };
+    return { redisVersion: await bench.product(), settings: numbers, concurrent, contenders };
   } finally {
     await waiter.stop();
     await bench.stop();

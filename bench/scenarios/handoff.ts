@@ -1,10 +1,11 @@
 import type { Config } from '../config.ts';
-import { crossProcessFloor, directGrantFloor } from '../contenders/floor.ts';
+import { directGrantFloor } from '../contenders/floor.ts';
 import { Bench } from '../lib/redis.ts';
 import { median, medianSummary, now, type Summary, summarize } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
-import type { Event } from '../workers/protocol.ts';
+import type { Event, HandoffRun } from '../workers/protocol.ts';
 import { type Context, guard, lockName, ms, order } from './context.ts';
+import { type StagesRun, type StagesSummary, stages } from './stages.ts';
 
 export interface HandoffRound extends Summary {
   handoffsPerSecond: number;
@@ -25,15 +26,12 @@ export interface HandoffResult {
   clockOffsets: { worker: number; offset: number; error: number }[];
   contenders: Record<string, HandoffSummary>;
   /**
-   * The wake-all floor: the same loop in the same worker processes over bare sockets with
-   * leasehold's scripts (bench/contenders/floor.ts), every waiting process retrying on the push.
-   */
-  floor?: HandoffSummary;
-  /**
    * The direct-grant floor: the release script grants to one waiter and publishes it to that
-   * waiter alone (bench/stages/bare-grant.ts): one trip to Redis and one back.
+   * waiter alone (bench/contenders/floor.ts): one trip to Redis and one back.
    */
   grantFloor?: HandoffSummary;
+  /** Where each contender's gap goes, stage by stage (bench --stages; bench/scenarios/stages.ts). */
+  stages?: Record<string, StagesSummary>;
 }
 
 export interface HandoffSummary {
@@ -94,25 +92,28 @@ async function turns(ctx: Context, cfg: Config['handoff'], scenario: string): Pr
   const bench = await Bench.start();
   const workers: Worker[] = [];
   try {
-    workers.push(...(await Promise.all(Array.from({ length: cfg.workers }, (_, i) => Worker.spawn(i)))));
+    const env = ctx.options.stages ? { BENCH_STAGES: '1' } : {};
+    workers.push(
+      ...(await Promise.all(Array.from({ length: cfg.workers }, (_, i) => Worker.spawn(i, { env })))),
+    );
     const clockOffsets = [];
     for (const w of workers) clockOffsets.push({ worker: w.index, ...(await w.clockOffset()) });
     ctx.log(
       `  handoff: worker clock offsets ${clockOffsets.map((o) => `${(o.offset * 1000).toFixed(0)}±${(o.error * 1000).toFixed(0)} µs`).join(', ')}`,
     );
     const ready = new Set<string>();
-    const floors = [crossProcessFloor, directGrantFloor];
-    for (const c of [...ctx.contenders, ...floors]) {
+    for (const c of [...ctx.contenders, directGrantFloor]) {
       const ok = await guard(ctx, scenario, c.id, () =>
         Promise.all(workers.map((w) => w.call({ cmd: 'init', contender: c.id, url: bench.url }))),
       );
       if (ok !== undefined) ready.add(c.id);
     }
     const rounds = new Map<string, HandoffRound[]>([...ready].map((id) => [id, []]));
+    const records = new Map<string, { runs: StagesRun[][]; from: number[]; to: number[] }>();
     for (let round = 0; round < cfg.rounds; round++) {
-      // The floors take their turns at rotating places among the contenders, under the same noise.
+      // The floor takes its turn at a rotating place among the contenders, under the same noise.
       const turn = order(ctx, round);
-      for (const [i, floor] of floors.entries()) turn.splice((round + i * 3) % (turn.length + 1), 0, floor);
+      turn.splice(round % (turn.length + 1), 0, directGrantFloor);
       for (const c of turn) {
         if (!ready.has(c.id)) continue;
         const name = lockName(scenario, c.id, round);
@@ -128,7 +129,7 @@ async function turns(ctx: Context, cfg: Config['handoff'], scenario: string): Pr
         const before = await bench.counters();
         const started = now();
         const loops = workers.map((w) =>
-          w.call<number>({
+          w.call<HandoffRun>({
             cmd: 'handoff',
             contender: c.id,
             name,
@@ -146,6 +147,15 @@ async function turns(ctx: Context, cfg: Config['handoff'], scenario: string): Pr
         if (failed !== undefined) {
           await guard(ctx, scenario, c.id, () => Promise.reject(failed.reason));
           continue;
+        }
+        const runs = settled.map((r) => (r.status === 'fulfilled' ? r.value.stages : undefined));
+        // The floor speaks neither leasehold’s scripts nor its grant channels: it has no stages.
+        if (c.id !== directGrantFloor.id && runs.every((r) => r !== undefined)) {
+          const entry = records.get(c.id) ?? { runs: [], from: [], to: [] };
+          records.set(c.id, entry);
+          entry.runs.push(runs as StagesRun[]);
+          entry.from.push(started + cfg.warmupMs);
+          entry.to.push(stopped);
         }
         const after = await bench.counters();
         const seconds = (after.t - before.t) / 1000;
@@ -166,7 +176,6 @@ async function turns(ctx: Context, cfg: Config['handoff'], scenario: string): Pr
       await Promise.allSettled(workers.map((w) => w.call({ cmd: 'close', contender: id })));
     }
     const contenders: HandoffResult['contenders'] = {};
-    let floorSummary: HandoffSummary | undefined;
     let grantSummary: HandoffSummary | undefined;
     for (const [id, list] of rounds) {
       if (list.length === 0) continue;
@@ -178,20 +187,35 @@ async function turns(ctx: Context, cfg: Config['handoff'], scenario: string): Pr
         overlaps: list.reduce((acc, r) => acc + r.overlaps, 0),
         rounds: list,
       };
-      if (id === crossProcessFloor.id) floorSummary = summary;
-      else if (id === directGrantFloor.id) grantSummary = summary;
+      if (id === directGrantFloor.id) grantSummary = summary;
       else contenders[id] = summary;
     }
+    const byStage = new Map<string, StagesSummary>();
+    const offsets = clockOffsets.map((o) => o.offset);
+    for (const [id, r] of records) byStage.set(id, stages(r.runs, offsets, r.from, r.to));
+    logStages(ctx, byStage);
     return {
-      redisVersion: await bench.version(),
+      redisVersion: await bench.product(),
       settings: { ...cfg },
       clockOffsets,
+      ...(byStage.size === 0 ? {} : { stages: Object.fromEntries(byStage) }),
       contenders,
-      ...(floorSummary === undefined ? {} : { floor: floorSummary }),
       ...(grantSummary === undefined ? {} : { grantFloor: grantSummary }),
     };
   } finally {
     await Promise.all(workers.map((w) => w.stop()));
     await bench.stop();
+  }
+}
+
+/** Each contender's handoffs by grant, stage by stage (GRANT_STAGES says which is which), p50 (mean). */
+function logStages(ctx: Context, byStage: Map<string, StagesSummary>): void {
+  const cell = (x: Summary | undefined) => (x === undefined ? '–' : `${ms(x.p50)} (${ms(x.mean)})`);
+  for (const [id, s] of byStage) {
+    const parts = Object.entries(s.grant.stages).map(([stage, x]) => `${stage} ${cell(x)}`);
+    ctx.log(
+      `  stages ${id}: ${s.grant.n} of ${s.handoffs} handoffs by grant, gap ${cell(s.grant.gap)} = ` +
+        `${parts.join(' + ')}; ${s.attemptsPerHandoff.toFixed(2)} acquire attempts per handoff`,
+    );
   }
 }

@@ -91,7 +91,7 @@ export async function idle(ctx: Context): Promise<IdleResult> {
         rounds: list,
       };
     }
-    return { redisVersion: await bench.version(), settings: { ...cfg }, contenders };
+    return { redisVersion: await bench.product(), settings: { ...cfg }, contenders };
   } finally {
     await worker.stop();
     await bench.stop();

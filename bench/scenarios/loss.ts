@@ -136,7 +136,7 @@ export async function loss(ctx: Context): Promise<LossResult> {
       contenders[c.id] = { del: stats('del'), takeover: stats('takeover') };
     }
     const { concurrent, ...numbers } = cfg;
-    return { redisVersion: await bench.version(), settings: numbers, concurrent, contenders };
+    return { redisVersion: await bench.product(), settings: numbers, concurrent, contenders };
   } finally {
     for (const pair of pools) {
       await pair.holder.close().catch(() => {});

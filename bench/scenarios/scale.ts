@@ -1,183 +1,95 @@
-import type { ContenderClient, Held } from '../contenders/types.ts';
-import { Bench, type Counters, type Rates } from '../lib/redis.ts';
+// Scenario 6, how cost grows (issue 15), on one redis-server:
+//   held leases     N leases held by one fresh process (1k, 10k, 100k): heap per lease, Redis and
+//                   client CPU per renewal cycle (scale-held.ts)
+//   waiters curve   1 to 1,000 waiters on one lock name over 1, 4, 16 processes: heap per waiter,
+//                   handoff gap, idle load, acquire attempts per handoff (scale-waiters.ts)
+import type { Config } from '../config.ts';
+import { Bench } from '../lib/redis.ts';
 import { Worker } from '../lib/workers.ts';
-import type { CpuSample, HoldResult, MemorySample, WaitResult } from '../workers/protocol.ts';
-import { type Context, guard, inPool, lockName } from './context.ts';
-
-export interface ScaleHeld extends Rates {
-  leases: number;
-  acquireMs: number;
-  releaseMs: number;
-  /** Leases whose loss signal fired while held (should be 0). */
-  lost: number;
-  heapPerLease: number;
-  rssPerLease: number;
-  redisMemoryPerLease: number;
-  processCpuPercent: number;
-}
-
-export interface ScaleWaiters extends Rates {
-  waiters: number;
-  heapPerWaiter: number;
-  rssPerWaiter: number;
-  processCpuPercent: number;
-  /** Waiters that got a lock that was held all along (should be 0; NaN: not known in time). */
-  acquired: number;
-}
+import type { Context } from './context.ts';
+import { type HeldCell, type HeldOutcome, heldCell } from './scale-held.ts';
+import { cells, type WaitersCell, waitersCell } from './scale-waiters.ts';
 
 export interface ScaleResult {
   redisVersion: string;
-  settings: Record<string, number>;
-  contenders: Record<string, { held: ScaleHeld; waiters: ScaleWaiters }>;
+  settings: Config['scale'];
+  held: HeldOutcome[];
+  waiters: WaitersCell[];
 }
-
-const sleep = (t: number) => new Promise((resolve) => setTimeout(resolve, t));
-const cpuPercent = (a: CpuSample, b: CpuSample) => ((b.cpu - a.cpu) / (b.t - a.t)) * 100;
-const mib = (bytes: number) => `${(bytes / 1024).toFixed(2)} KiB`;
 
 /**
- * The least of the memory samples taken every 250 ms for `ms` (each after two full GCs): what the
- * held leases keep. One sample right after the acquisitions counted whatever renewal batch was in
- * flight at that moment (with a 3 s ttl the first batch falls due while the last leases are still
- * being taken): leasehold's heap per lease read 1.62 or 2.7-2.9 KiB from run to run, depending on
- * whether the 10,000 acquisitions took more or less than about 0.8 s.
+ * A contender's held-leases cell that the headline, the targets and the before/after table quote:
+ * 10,000 leases, or the largest number measured below that (a quick run stops at 1,000).
  */
-async function leastMemory(worker: Worker, ms: number): Promise<MemorySample> {
-  const end = performance.now() + ms;
-  let least = await worker.call<MemorySample>({ cmd: 'mem' });
-  const size = (m: MemorySample) => m.heapUsed + m.arrayBuffers;
-  while (performance.now() < end) {
-    await sleep(250);
-    const next = await worker.call<MemorySample>({ cmd: 'mem' });
-    least = {
-      ...(size(next) < size(least) ? next : least),
-      rss: Math.min(next.rss, least.rss),
-    };
-  }
-  return least;
+export function heldFor(result: ScaleResult | undefined, id: string): HeldCell | undefined {
+  const cells = (result?.held ?? []).filter((c): c is HeldCell => c.contender === id && !('skipped' in c));
+  return cells.find((c) => c.leases === 10_000) ?? cells.filter((c) => c.leases < 10_000).at(-1);
 }
 
-/** 10,000 leases held by one process: extension load, CPU, memory per lease. */
-async function held(ctx: Context, bench: Bench, worker: Worker, id: string): Promise<ScaleHeld> {
-  const cfg = ctx.config.scale;
-  const before = await worker.call<MemorySample>({ cmd: 'mem' });
-  const redisBefore: Counters = await bench.counters();
-  const names = Array.from({ length: cfg.leases }, (_, i) => lockName('scale', id, i));
-  const hold = await worker.call<HoldResult>({
-    cmd: 'hold',
-    contender: id,
-    names,
-    ttl: cfg.leaseTtl,
-    gap: 0,
-    concurrency: 64,
-  });
-  const redisHeld = await bench.counters();
-  // Every contender's first extension (and any one-time script loading) happens before the
-  // window, which then sees the steady state. Memory is sampled over that warm-up.
-  const after = await leastMemory(worker, cfg.warmupMs);
-  const cpu0 = await worker.call<CpuSample>({ cmd: 'cpu' });
-  const a = await bench.counters();
-  await sleep(cfg.windowMs);
-  const b = await bench.counters();
-  const cpu1 = await worker.call<CpuSample>({ cmd: 'cpu' });
-  const released = await worker.call<{ ms: number; lost: number; released: number }>({ cmd: 'releaseAll' });
-  const n = cfg.leases;
-  return {
-    ...Bench.rates(a, b),
-    leases: n,
-    acquireMs: hold.ms,
-    releaseMs: released.ms,
-    lost: released.lost,
-    heapPerLease: (after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers) / n,
-    rssPerLease: (after.rss - before.rss) / n,
-    redisMemoryPerLease: (redisHeld.usedMemory - redisBefore.usedMemory) / n,
-    processCpuPercent: cpuPercent(cpu0, cpu1),
-  };
+/** A contender's waiters cell with the most waiters in one process. */
+export function waitersFor(result: ScaleResult | undefined, id: string): WaitersCell | undefined {
+  return (result?.waiters ?? []).filter((c) => c.contender === id && c.processes === 1).at(-1);
 }
 
-/** 1,000 waiters on distinct names, each held by this process: Redis load and memory per waiter. */
-async function waiters(
-  ctx: Context,
-  bench: Bench,
-  worker: Worker,
-  client: ContenderClient,
-  id: string,
-): Promise<ScaleWaiters> {
-  const cfg = ctx.config.scale;
-  const ttl = 60_000; // long, so that the holder's own extensions stay out of the window
-  const names = Array.from({ length: cfg.waiters }, (_, i) => lockName('scale-wait', id, i));
-  const leases: Held[] = [];
-  await inPool(names, 64, async (name) => {
-    leases.push(await client.acquire(name, { ttl }));
-  });
-  try {
-    const before = await worker.call<MemorySample>({ cmd: 'mem' });
-    const tag = 'scale-wait';
-    const waiting = worker.call<WaitResult>({ cmd: 'wait', contender: id, names, ttl, tag, release: true });
-    await sleep(cfg.settleMs);
-    const after = await worker.call<MemorySample>({ cmd: 'mem' });
-    const cpu0 = await worker.call<CpuSample>({ cmd: 'cpu' });
-    const a = await bench.counters();
-    await sleep(cfg.waiterWindowMs);
-    const b = await bench.counters();
-    const cpu1 = await worker.call<CpuSample>({ cmd: 'cpu' });
-    worker.notify({ notice: 'abort', tag });
-    // Some libraries notice the abort only after their current retry budget (seconds): the worker
-    // is stopped right after anyway, so waiting for them is capped.
-    waiting.catch(() => {});
-    const result = await Promise.race([waiting, sleep(1_000).then(() => undefined)]);
-    const n = cfg.waiters;
-    return {
-      ...Bench.rates(a, b),
-      waiters: n,
-      heapPerWaiter: (after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers) / n,
-      rssPerWaiter: (after.rss - before.rss) / n,
-      processCpuPercent: cpuPercent(cpu0, cpu1),
-      acquired: result === undefined ? Number.NaN : result.acquired.length,
-    };
-  } finally {
-    await inPool(leases, 64, async (lease) => {
-      await lease.release().catch(() => {});
-    });
-  }
-}
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(2)} KiB`;
+const errorText = (error: unknown) =>
+  (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
 
-/** Scenario 6: many leases in one process, and many waiters on distinct names. */
 export async function scale(ctx: Context): Promise<ScaleResult> {
   const cfg = ctx.config.scale;
   const bench = await Bench.start();
+  const result: ScaleResult = { redisVersion: '', settings: cfg, held: [], waiters: [] };
+  const fail = (id: string, cell: string, error: unknown) => {
+    ctx.failures['scale'] ??= {};
+    ctx.failures['scale'][`${id}, ${cell}`] = errorText(error);
+    ctx.log(`  scale ${id} ${cell}: FAILED: ${errorText(error)}`);
+  };
+  const most = Math.max(...cfg.waiters.processes);
+  // --expose-gc: each waiters cell samples the heap its callers take.
+  const pool = await Promise.all(Array.from({ length: most }, (_, i) => Worker.spawn(i, { gc: true })));
   try {
-    const contenders: ScaleResult['contenders'] = {};
+    result.redisVersion = await bench.product();
     for (const c of ctx.contenders) {
-      // One fresh worker per contender: no other library's leftovers in its heap.
-      const worker = await Worker.spawn(400, { gc: true });
-      try {
-        await guard(ctx, 'scale', c.id, async () => {
-          await worker.call({ cmd: 'init', contender: c.id, url: bench.url });
-          const h = await held(ctx, bench, worker, c.id);
+      for (const leases of cfg.held.leases) {
+        try {
+          const r = await heldCell(bench, c, leases, cfg.held);
+          result.held.push(r);
           ctx.log(
-            `  scale ${c.id}: ${h.leases} leases: ${h.commandsPerSecond.toFixed(0)} commands/s, ` +
-              `${h.readsPerSecond.toFixed(0)} reads/s, cpu ${h.processCpuPercent.toFixed(1)} %, ` +
-              `${mib(h.heapPerLease)} heap per lease, lost ${h.lost}`,
+            'skipped' in r
+              ? `  scale ${c.id} ${leases} leases: ${r.skipped}`
+              : `  scale ${c.id} ${leases} leases: heap ${kib(r.heapPerLease)}/lease, cycle ${r.cycleMs.toFixed(0)} ms, ` +
+                  `per cycle Redis ${r.perCycle.redisCpuMs.toFixed(1)} ms, client ${r.perCycle.clientCpuMs.toFixed(1)} ms, ` +
+                  `${r.perCycle.reads.toFixed(0)} reads; acquired in ${(r.acquireMs / 1000).toFixed(1)} s, lost ${r.lost}`,
           );
-          const client = await c.connect(bench.url);
-          try {
-            const w = await waiters(ctx, bench, worker, client, c.id);
-            ctx.log(
-              `  scale ${c.id}: ${w.waiters} waiters: ${w.commandsPerSecond.toFixed(0)} commands/s, ` +
-                `cpu ${w.processCpuPercent.toFixed(1)} %, ${mib(w.heapPerWaiter)} heap per waiter`,
-            );
-            contenders[c.id] = { held: h, waiters: w };
-          } finally {
-            await client.close();
-          }
-        });
-      } finally {
-        await worker.stop();
+        } catch (error) {
+          fail(c.id, `${leases} held`, error);
+        }
+        // Whatever a capped or failed cell left behind must not weigh on the next one.
+        await bench.admin.flushall();
       }
+      for (const { waiters, processes } of cells(cfg.waiters)) {
+        const cell = `${waiters} waiters / ${processes} processes`;
+        try {
+          await Promise.all(
+            pool.slice(0, processes).map((w) => w.call({ cmd: 'init', contender: c.id, url: bench.url })),
+          );
+          const r = await waitersCell(bench, pool, c, waiters, processes, cfg.waiters, ctx.log);
+          result.waiters.push(r);
+          ctx.log(
+            `  scale ${c.id} ${cell}: gap p50 ${r.gap.p50.toFixed(3)} ms over ${r.handoffs}${r.capped ? ' (capped)' : ''}, ` +
+              `${r.attempts.toFixed(1)} attempts per handoff; idle ${r.idle.commandsPerSecond.toFixed(1)} commands/s, ` +
+              `waiters ${r.idle.waiterCpuPercent.toFixed(1)} % CPU${r.failed.length > 0 ? `; FAILED ${r.failed.length}: ${r.failed[0]}` : ''}`,
+          );
+        } catch (error) {
+          fail(c.id, cell, error);
+        }
+      }
+      await Promise.allSettled(pool.map((w) => w.call({ cmd: 'close', contender: c.id })));
+      await bench.admin.flushall();
     }
-    return { redisVersion: await bench.version(), settings: { ...cfg }, contenders };
+    return result;
   } finally {
+    await Promise.all(pool.map((w) => w.stop()));
     await bench.stop();
   }
 }

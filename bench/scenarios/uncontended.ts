@@ -1,104 +1,102 @@
-import type { ContenderClient } from '../contenders/types.ts';
+import { join } from 'node:path';
 import { Bench } from '../lib/redis.ts';
-import { median, medianSummary, type Summary, summarize } from '../lib/stats.ts';
+import { median, medianSummary, type Summary } from '../lib/stats.ts';
+import { Worker } from '../lib/workers.ts';
+import type { PairsResult } from '../workers/protocol.ts';
 import { type Context, guard, lockName, ms, order } from './context.ts';
+
+type Shape = Summary & {
+  opsPerSecond: number;
+  /** The worker process's CPU per acquire + release, µs. */
+  cpuPerPair?: number;
+};
 
 export interface UncontendedResult {
   redisVersion: string;
   settings: Record<string, number>;
   contenders: Record<
     string,
-    {
-      sequential: Summary & { opsPerSecond: number };
-      parallel: Summary & { opsPerSecond: number };
-      rounds: {
-        sequential: Summary & { opsPerSecond: number };
-        parallel: Summary & { opsPerSecond: number };
-      }[];
-    }
+    { sequential: Shape; parallel: Shape; rounds: { sequential: Shape; parallel: Shape }[] }
   >;
 }
 
-/** One acquire + release pair, ms. */
-async function pair(client: ContenderClient, name: string, ttl: number): Promise<number> {
-  const started = performance.now();
-  const lease = await client.acquire(name, { ttl });
-  await lease.release();
-  return performance.now() - started;
+const shape = (r: PairsResult): Shape => ({
+  ...r.latency,
+  opsPerSecond: r.pairs / r.seconds,
+  cpuPerPair: (r.cpu * 1000) / r.pairs,
+});
+
+/**
+ * Node options for a worker whose CPU profile was asked for (`--profile`): one .cpuprofile per
+ * contender, named after the scenario and the contender, in `dir` (open it in Chrome DevTools).
+ */
+export function profiled(dir: string | undefined, name: string): { execArgv?: string[] } {
+  if (dir === undefined) return {};
+  return { execArgv: ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.cpuprofile`] };
 }
 
-/** Scenario 1: acquire + release on free locks, one at a time and with many in flight. */
+/**
+ * Scenario 1: acquire + release on free locks, one at a time and with many in flight, each
+ * contender in a worker process of its own (no other library's code or connections beside it).
+ */
 export async function uncontended(ctx: Context): Promise<UncontendedResult> {
   const cfg = ctx.config.uncontended;
   const bench = await Bench.start();
-  const clients = new Map<string, ContenderClient>();
+  const workers = new Map<string, Worker>();
   const rounds = new Map<string, UncontendedResult['contenders'][string]['rounds']>();
   try {
-    for (const c of ctx.contenders) {
-      const client = await guard(ctx, 'uncontended', c.id, () => c.connect(bench.url));
-      if (client === undefined) continue;
-      clients.set(c.id, client);
-      rounds.set(c.id, []);
+    for (const [i, c] of ctx.contenders.entries()) {
+      const worker = await Worker.spawn(600 + i, profiled(ctx.options.profile, `uncontended-${c.id}`));
+      workers.set(c.id, worker);
+      const ok = await guard(ctx, 'uncontended', c.id, () =>
+        worker.call({ cmd: 'init', contender: c.id, url: bench.url }),
+      );
+      if (ok !== undefined) rounds.set(c.id, []);
     }
     for (let round = 0; round < cfg.rounds; round++) {
       for (const c of order(ctx, round)) {
-        const client = clients.get(c.id);
-        if (client === undefined) continue;
+        const worker = workers.get(c.id);
+        if (worker === undefined || !rounds.has(c.id)) continue;
         await guard(ctx, 'uncontended', c.id, async () => {
-          const name = lockName('uncontended', c.id, round);
-          for (let i = 0; i < cfg.warmupOps; i++) await pair(client, name, cfg.ttl);
-
-          const seq: number[] = [];
-          const seqStart = performance.now();
-          for (let i = 0; i < cfg.sequentialOps; i++) seq.push(await pair(client, name, cfg.ttl));
-          const seqSeconds = (performance.now() - seqStart) / 1000;
-
-          const par: number[] = [];
-          const parStart = performance.now();
-          const deadline = parStart + cfg.parallelMs;
-          await Promise.all(
-            Array.from({ length: cfg.inFlight }, async (_, lane) => {
-              const laneName = `${name}:lane${lane}`;
-              while (performance.now() < deadline) par.push(await pair(client, laneName, cfg.ttl));
-            }),
-          );
-          const parSeconds = (performance.now() - parStart) / 1000;
-
-          const result = {
-            sequential: { ...summarize(seq), opsPerSecond: seq.length / seqSeconds },
-            parallel: { ...summarize(par), opsPerSecond: par.length / parSeconds },
-          };
+          const tag = lockName('uncontended', c.id, round);
+          const base = { cmd: 'pairs', contender: c.id, ttl: cfg.ttl, tag } as const;
+          const seq = await worker.call<PairsResult>({
+            ...base,
+            lanes: 1,
+            warmup: cfg.warmupOps,
+            count: cfg.sequentialOps,
+          });
+          const par = await worker.call<PairsResult>({ ...base, lanes: cfg.inFlight, ms: cfg.parallelMs });
+          const result = { sequential: shape(seq), parallel: shape(par) };
           rounds.get(c.id)!.push(result);
           ctx.log(
             `  uncontended ${c.id} round ${round + 1}: 1 in flight p50 ${ms(result.sequential.p50)} ` +
-              `(${result.sequential.opsPerSecond.toFixed(0)}/s), ${cfg.inFlight} in flight ` +
-              `${result.parallel.opsPerSecond.toFixed(0)}/s`,
+              `(${result.sequential.opsPerSecond.toFixed(0)}/s, ${result.sequential.cpuPerPair?.toFixed(0)} µs CPU), ` +
+              `${cfg.inFlight} in flight ${result.parallel.opsPerSecond.toFixed(0)}/s ` +
+              `(${result.parallel.cpuPerPair?.toFixed(0)} µs CPU per pair)`,
           );
         });
       }
     }
     const contenders: UncontendedResult['contenders'] = {};
+    const merge = (list: Shape[]): Shape => ({
+      ...medianSummary(list),
+      opsPerSecond: median(list.map((r) => r.opsPerSecond)),
+      cpuPerPair: median(list.map((r) => r.cpuPerPair ?? Number.NaN)),
+    });
     for (const [id, list] of rounds) {
       if (list.length === 0) continue;
       contenders[id] = {
-        sequential: {
-          ...medianSummary(list.map((r) => r.sequential)),
-          opsPerSecond: median(list.map((r) => r.sequential.opsPerSecond)),
-        },
-        parallel: {
-          ...medianSummary(list.map((r) => r.parallel)),
-          opsPerSecond: median(list.map((r) => r.parallel.opsPerSecond)),
-        },
+        sequential: merge(list.map((r) => r.sequential)),
+        parallel: merge(list.map((r) => r.parallel)),
         rounds: list,
       };
     }
-    return {
-      redisVersion: await bench.version(),
-      settings: { ...cfg },
-      contenders,
-    };
+    return { redisVersion: await bench.product(), settings: { ...cfg }, contenders };
   } finally {
-    for (const client of clients.values()) await client.close().catch(() => {});
+    await Promise.all([...workers.values()].map((w) => w.stop()));
     await bench.stop();
+    if (ctx.options.profile !== undefined)
+      ctx.log(`  CPU profiles: ${join(ctx.options.profile, 'uncontended-*.cpuprofile')}`);
   }
 }

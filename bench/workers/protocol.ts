@@ -1,56 +1,55 @@
-import type { ClusterCellRequest } from '../cluster/protocol.ts';
+import type { Summary } from '../lib/stats.ts';
+import type { StagesRun } from '../scenarios/stages.ts';
+
+/** Where a worker's contender connects: one redis-server (or PostgreSQL) URL, or a Cluster's nodes. */
+export type Target = { url: string } | { rootNodes: readonly string[] };
+
+type Cmd<C extends string, T = unknown> = { id: number; cmd: C } & T;
+type On = { contender: string; ttl: number };
 
 /** Requests the parent sends to a worker; each gets exactly one `Reply` with the same `id`. */
 export type Request =
-  | { id: number; cmd: 'init'; contender: string; url: string }
-  | { id: number; cmd: 'close'; contender: string }
-  | { id: number; cmd: 'clock' }
-  | { id: number; cmd: 'mem' }
-  | { id: number; cmd: 'cpu' }
-  | {
-      id: number;
-      cmd: 'handoff';
-      contender: string;
-      name: string;
-      ttl: number;
-      hold: number;
-      holdMax?: number;
-    }
-  | {
-      id: number;
-      cmd: 'hold';
-      contender: string;
-      names: string[];
-      ttl: number;
-      gap: number;
-      concurrency: number;
-    }
-  | {
-      id: number;
-      cmd: 'wait';
-      contender: string;
-      names: string[];
-      ttl: number;
-      tag: string;
-      release: boolean;
-    }
-  | { id: number; cmd: 'releaseAll' }
+  | Cmd<'init', { contender: string } & Target>
+  | Cmd<'close', { contender: string }>
+  | Cmd<'clock' | 'mem' | 'cpu' | 'releaseAll'>
   /** How many held leases' loss signals fired so far. */
-  | { id: number; cmd: 'lost' }
-  | {
-      id: number;
-      cmd: 'herd';
-      contender: string;
-      name: string;
-      ttl: number;
-      /** Callers that wait in this process. */
-      callers: number;
-      /** This process takes the lock first (one caller more, the first holder). */
-      first: boolean;
-    }
-  /** bench/cluster/worker.ts: acquire+release on the cell's names, unmeasured, then measured. */
-  | ({ id: number; cmd: 'cluster-warm'; warmupMs: number } & ClusterCellRequest)
-  | ({ id: number; cmd: 'cluster-run'; windowMs: number } & ClusterCellRequest);
+  | Cmd<'lost'>
+  | Cmd<'handoff', On & { name: string; hold: number; holdMax?: number }>
+  | Cmd<'hold', On & { names: string[]; gap: number; concurrency: number }>
+  | Cmd<'wait', On & { names: string[]; tag: string; release: boolean }>
+  /** `callers` wait in this process; `first`: it takes the lock first (one caller more). */
+  | Cmd<'herd', On & { name: string; callers: number; first: boolean }>
+  | Cmd<'pairs', PairsRequest>;
+
+/**
+ * Acquire + release on free locks (uncontended, cluster, budget): `lanes` loops, each on a name
+ * of its own, first unmeasured (`warmup` pairs or `warmupMs`), then measured: `count` pairs in
+ * all, or for `ms`.
+ */
+export interface PairsRequest {
+  contender: string;
+  lanes: number;
+  ttl: number;
+  /** Lock-name prefix, distinct per cell, so that no cell meets another's keys. */
+  tag: string;
+  warmup?: number;
+  warmupMs?: number;
+  count?: number;
+  ms?: number;
+  /** Also count the bytes allocated on the JS heap (bench/workers/pairs.ts says how). */
+  allocations?: boolean;
+}
+
+export interface PairsResult {
+  pairs: number;
+  seconds: number;
+  /** acquire + release, ms */
+  latency: Summary;
+  /** The process's CPU (user + system) over the measured pairs, ms. */
+  cpu: number;
+  /** Bytes allocated on the JS heap over the measured pairs (`allocations` only). */
+  allocated?: number;
+}
 
 /** One-way messages from the parent. */
 export type Notice =
@@ -70,12 +69,16 @@ export type Reply = { id: number; ok: true; value: unknown } | { id: number; ok:
 export type Event =
   | { event: 'acq'; worker: number; t: number }
   | { event: 'rel'; worker: number; t: number }
-  | { event: 'acquired'; worker: number; name: string; t: number }
-  | { event: 'lost'; worker: number; name: string; t: number }
   | { event: 'ready'; worker: number }
   | { event: 'herd-acq'; worker: number; t: number }
   /** `t`: just before the release is sent. */
   | { event: 'herd-rel'; worker: number; t: number };
+
+export interface HandoffRun {
+  rounds: number;
+  /** Each stage's timestamps, when the worker runs with the probe (bench --stages). */
+  stages?: StagesRun;
+}
 
 export interface MemorySample {
   heapUsed: number;

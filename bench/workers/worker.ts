@@ -1,24 +1,32 @@
-// A benchmark worker process: drives one or more contenders on behalf of the parent (bench/index.ts),
-// which talks to it over IPC (bench/workers/protocol.ts). Timestamps it reports are
-// performance.timeOrigin + performance.now(), which agree across processes on one machine.
+// A benchmark worker process: drives contenders on behalf of the parent (bench/index.ts), which
+// talks to it over IPC (bench/workers/protocol.ts). Every scenario's worker is this one. Timestamps
+// it reports are performance.timeOrigin + performance.now(), which agree across processes on one
+// machine.
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { contender } from '../contenders/index.ts';
 import type { ContenderClient, Held } from '../contenders/types.ts';
 import { now } from '../lib/stats.ts';
+import { inPool } from '../scenarios/context.ts';
+import { Probe } from '../scenarios/stages.ts';
 import { herdNotice, runHerd } from './herd.ts';
+import { pairs } from './pairs.ts';
 import type {
   CpuSample,
   Event,
+  HandoffRun,
   HoldResult,
   MemorySample,
   Notice,
   Reply,
   Request,
+  Target,
   WaitResult,
 } from './protocol.ts';
 
 const me = Number(process.env['BENCH_WORKER'] ?? '0');
+// Before any client connects: it instruments sockets as they open.
+const probe = Probe.install();
 const clients = new Map<string, ContenderClient>();
 const held: Held[] = [];
 const waits = new Map<string, AbortController>();
@@ -36,6 +44,13 @@ function client(id: string): ContenderClient {
   return found;
 }
 
+async function connect(id: string, target: Target): Promise<ContenderClient> {
+  const c = contender(id);
+  if ('url' in target) return c.connect(target.url);
+  if (c.connectCluster === undefined) throw new Error(`${id} has no Redis Cluster support`);
+  return c.connectCluster(target.rootNodes);
+}
+
 function gc(): void {
   const collect = (globalThis as { gc?: () => void }).gc;
   collect?.();
@@ -47,34 +62,22 @@ function keep(lease: Held): void {
   lease.signal.addEventListener('abort', () => lostCount++, { once: true });
 }
 
-/** Runs `task` over `items` with at most `limit` in flight. */
-async function pool<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next++]!;
-      await task(item);
-    }
-  });
-  await Promise.all(lanes);
-}
-
-/** Acquire, hold briefly, release, then step aside until another process holds the lock. */
-async function handoff(
-  id: string,
-  name: string,
-  ttl: number,
-  hold: number,
-  holdMax: number,
-): Promise<number> {
-  const c = client(id);
+/** Acquire, hold, release, then step aside until another process holds the lock. */
+async function handoff(req: Extract<Request, { cmd: 'handoff' }>): Promise<HandoffRun> {
+  const c = client(req.contender);
+  const holdMax = req.holdMax ?? req.hold;
   stopping = false;
   let rounds = 0;
+  if (probe !== undefined)
+    probe.run.acquisitions.length = probe.run.releases.length = probe.run.attempts.length = 0;
   while (!stopping) {
-    const lease = await c.acquire(name, { ttl });
-    send({ event: 'acq', worker: me, t: now() });
+    probe?.beforeAcquire();
+    const lease = await c.acquire(req.name, { ttl: req.ttl });
+    const t = now();
+    probe?.acquired(t);
+    send({ event: 'acq', worker: me, t });
     rounds++;
-    if (!stopping) await sleep(hold + Math.random() * (holdMax - hold));
+    if (!stopping) await sleep(req.hold + Math.random() * (holdMax - req.hold));
     const released = now();
     // Armed before the release is sent: any holder reported from here on took it after us.
     const stepAside = new Promise<void>((resolve) => {
@@ -84,49 +87,39 @@ async function handoff(
       if (stopping) resolve();
     });
     send({ event: 'rel', worker: me, t: released });
+    probe?.beforeRelease();
     await lease.release();
+    probe?.released(released);
     await stepAside;
     otherHolder = undefined;
   }
-  return rounds;
+  return { rounds, ...(probe === undefined ? {} : { stages: probe.run }) };
 }
 
-async function hold(
-  id: string,
-  names: string[],
-  ttl: number,
-  gap: number,
-  limit: number,
-): Promise<HoldResult> {
-  const c = client(id);
+async function hold(req: Extract<Request, { cmd: 'hold' }>): Promise<HoldResult> {
+  const c = client(req.contender);
   const started = performance.now();
   const acquired: HoldResult['acquired'] = [];
-  await pool(names, limit, async (name) => {
-    keep(await c.acquire(name, { ttl }));
+  await inPool(req.names, req.concurrency, async (name) => {
+    keep(await c.acquire(name, { ttl: req.ttl }));
     acquired.push({ name, t: now() });
-    if (gap > 0) await sleep(gap);
+    if (req.gap > 0) await sleep(req.gap);
   });
   return { acquired, ms: performance.now() - started };
 }
 
-async function wait(
-  id: string,
-  names: string[],
-  ttl: number,
-  tag: string,
-  release: boolean,
-): Promise<WaitResult> {
-  const c = client(id);
+async function wait(req: Extract<Request, { cmd: 'wait' }>): Promise<WaitResult> {
+  const c = client(req.contender);
   const controller = new AbortController();
   setMaxListeners(0, controller.signal);
-  waits.set(tag, controller);
+  waits.set(req.tag, controller);
   const result: WaitResult = { acquired: [], aborted: 0, failed: [] };
   await Promise.all(
-    names.map(async (name) => {
+    req.names.map(async (name) => {
       try {
-        const lease = await c.acquire(name, { ttl, signal: controller.signal });
+        const lease = await c.acquire(name, { ttl: req.ttl, signal: controller.signal });
         result.acquired.push({ name, t: now() });
-        if (release) await lease.release();
+        if (req.release) await lease.release();
         else keep(lease);
       } catch (error) {
         if (controller.signal.aborted) result.aborted++;
@@ -134,7 +127,7 @@ async function wait(
       }
     }),
   );
-  waits.delete(tag);
+  waits.delete(req.tag);
   return result;
 }
 
@@ -142,7 +135,7 @@ async function releaseAll(): Promise<{ ms: number; lost: number; released: numbe
   const started = performance.now();
   const leases = held.splice(0);
   const lost = lostCount;
-  await pool(leases, 64, async (lease) => {
+  await inPool(leases, 64, async (lease) => {
     await lease.release().catch(() => {});
   });
   lostCount = 0;
@@ -151,12 +144,10 @@ async function releaseAll(): Promise<{ ms: number; lost: number; released: numbe
 
 async function handle(request: Request): Promise<unknown> {
   switch (request.cmd) {
-    case 'init': {
-      if (!clients.has(request.contender)) {
-        clients.set(request.contender, await contender(request.contender).connect(request.url));
-      }
+    case 'init':
+      if (!clients.has(request.contender))
+        clients.set(request.contender, await connect(request.contender, request));
       return null;
-    }
     case 'close': {
       const c = clients.get(request.contender);
       clients.delete(request.contender);
@@ -169,36 +160,27 @@ async function handle(request: Request): Promise<unknown> {
       gc();
       await sleep(20);
       gc();
-      const m = process.memoryUsage();
-      return {
-        heapUsed: m.heapUsed,
-        rss: m.rss,
-        external: m.external,
-        arrayBuffers: m.arrayBuffers,
-      } satisfies MemorySample;
+      const { heapUsed, rss, external, arrayBuffers } = process.memoryUsage();
+      return { heapUsed, rss, external, arrayBuffers } satisfies MemorySample;
     }
     case 'cpu': {
       const usage = process.cpuUsage();
       return { cpu: (usage.user + usage.system) / 1000, t: performance.now() } satisfies CpuSample;
     }
     case 'handoff':
-      return handoff(
-        request.contender,
-        request.name,
-        request.ttl,
-        request.hold,
-        request.holdMax ?? request.hold,
-      );
+      return handoff(request);
     case 'hold':
-      return hold(request.contender, request.names, request.ttl, request.gap, request.concurrency);
+      return hold(request);
     case 'wait':
-      return wait(request.contender, request.names, request.ttl, request.tag, request.release);
+      return wait(request);
     case 'releaseAll':
       return releaseAll();
     case 'lost':
       return lostCount;
     case 'herd':
       return runHerd(client(request.contender), request, me, send);
+    case 'pairs':
+      return pairs(client(request.contender), request, me, contender(request.contender).baseline !== true);
   }
 }
 
@@ -210,6 +192,7 @@ process.on('message', (message: Request | Notice) => {
       stopping = true;
       otherHolder?.({ by: -1, t: Number.POSITIVE_INFINITY });
     } else if (message.notice === 'abort') waits.get(message.tag)?.abort(new Error('benchmark window over'));
+    // process.exit() still writes a --cpu-prof profile (a SIGKILL would not).
     else if (message.notice === 'exit') process.exit(0);
     return;
   }

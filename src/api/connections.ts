@@ -21,7 +21,6 @@ export interface ConnectionsInit {
  * An instance's connections as the lock machinery sees them: pushes to the dispatcher, a
  * reconnect re-checks everything, a dropped connection loses the leases behind it, and which
  * notification mode ('tracking' or 'polling') the canaries' proofs allow.
- * @internal
  */
 export class Connections {
   readonly #init: ConnectionsInit;
@@ -78,7 +77,9 @@ export class Connections {
           // says, and telling the holder now beats the round trip of its re-verification. A
           // quorum keeps its leases on the other nodes; its extensions put the key back.
           if (info?.restarted === true && drivers.length === 1) {
-            const detail = info.detail ?? 'Redis restarted (its run_id changed), and its keys are gone';
+            const detail =
+              info.detail ??
+              'another Redis answers at this address (its run_id changed: a restart or a failover), and the keys of the leases are not to be trusted';
             engine.loseWhere(info.affects ?? (() => true), detail, info.since);
           }
           dispatcher.everything();

@@ -2,7 +2,7 @@ import { redact } from '../base/redact.ts';
 import { after } from '../base/timer.ts';
 import { defaultCanaryKey } from '../driver/canary.ts';
 import { createNodeDriver } from '../driver/node-driver.ts';
-import type { Driver } from '../driver/types.ts';
+import { type Driver, packageOf } from '../driver/types.ts';
 import { ConnectError } from '../errors.ts';
 import { MemoryDriver } from '../memory/driver.ts';
 import type { ValidConnectOptions } from '../options/index.ts';
@@ -13,7 +13,9 @@ import { topologyDriver, topologyTarget } from './topology-driver.ts';
 /** The drivers an instance talks through: one, or one per node in quorum mode. */
 export function createDrivers(valid: ValidConnectOptions): Driver[] {
   const tracking = valid.notifications !== 'polling';
-  if (valid.memory !== undefined) return [new MemoryDriver(valid.memory, tracking)];
+  if (valid.memory !== undefined) {
+    return [valid.memory.driver(tracking) ?? new MemoryDriver(valid.memory, tracking)];
+  }
   const canaryKey = defaultCanaryKey(valid.prefix);
   const pg = valid.postgres;
   if (pg !== undefined) {
@@ -52,6 +54,7 @@ export function createDrivers(valid: ValidConnectOptions): Driver[] {
  * then, which a majority tolerates). On failure every driver is closed.
  */
 export async function connectDrivers(drivers: readonly Driver[], valid: ValidConnectOptions): Promise<void> {
+  await loadClientPackage(valid);
   const needed = drivers.length === 1 ? 1 : Math.floor(drivers.length / 2) + 1;
   let cancelTimer: (() => void) | undefined;
   // after(): connectTimeout may be Infinity or beyond setTimeout's 2^31-1 ms.
@@ -94,6 +97,18 @@ export async function connectDrivers(drivers: readonly Driver[], valid: ValidCon
       : reason(first);
   const server = valid.postgres === undefined ? 'Redis' : 'PostgreSQL';
   throw new ConnectError(`could not connect to ${server} at ${where}: ${why}`, { cause: first });
+}
+
+/**
+ * Loads the client package before connectTimeout starts counting: loading modules is not the
+ * server's answer, and a process starved of CPU (a busy host, CI) took seconds over it, which
+ * connect() reported as "no answer within 5000 ms". A missing package is reported by the
+ * driver's own connect, which imports it again.
+ */
+async function loadClientPackage(valid: ValidConnectOptions): Promise<void> {
+  if (valid.memory !== undefined) return;
+  const name = valid.postgres !== undefined ? 'pg' : packageOf(valid.driver);
+  await import(name).catch(() => {});
 }
 
 /** Where a PostgreSQL deployment lives, for connect errors (password redacted). */

@@ -13,7 +13,7 @@ import { QuorumRunner } from '../runners/quorum-runner.ts';
 import { type Runner, SingleRunner } from '../runners/runner.ts';
 import { Connections } from './connections.ts';
 
-/** What one Leasehold instance runs on, wired together. @internal */
+/** What one Leasehold instance runs on, wired together. */
 export interface Wiring {
   readonly engine: Engine;
   readonly connections: Connections;

@@ -9,6 +9,13 @@ export const monotonic = (): number => performance.now();
  */
 export const drift = (ttl: number): number => Math.floor(ttl * 0.01) + 2;
 
+/**
+ * The end of a lease's validity on this process's monotonic clock: `ttl` counted from when the
+ * command that set it was sent (Redis started the TTL later), less drift. The one formula every
+ * acquisition, grant and extension uses.
+ */
+export const validUntil = (sentAt: number, ttl: number): number => sentAt + ttl - drift(ttl);
+
 /** The least validity a fresh lease must have: a round trip and a timer turn on a loaded host. */
 export const MIN_VALIDITY = 10;
 

@@ -3,7 +3,6 @@ import { redact } from '../base/redact.ts';
 import { defaultCanaryKey } from '../driver/canary.ts';
 import { createNodeDriver } from '../driver/node-driver.ts';
 import { type Driver, type DriverHandlers, type NodeDriverOptions, packageOf } from '../driver/types.ts';
-import { readOne } from '../inspect/read.ts';
 import {
   checkDriver,
   checkName,
@@ -204,7 +203,7 @@ export function lockName(positionals: readonly string[]): string {
   return usage(() => checkName(name, 'name'));
 }
 
-export function keysOf(conn: Connection, name: string): { key: string; fence: string } {
+export function mutexKeysOf(conn: Connection, name: string): { key: string; fence: string } {
   const { lock, fence } = mutexLayout.keys(conn.prefix, name);
   return { key: lock, fence };
 }
@@ -303,39 +302,6 @@ export function redisFailure(error: unknown, what: string): never {
     `Redis refused or failed ${what}: ${linked(message)}${hint(message)}`,
     refusedAccess(message) ? EXIT.noPermission : EXIT.unavailable,
   );
-}
-
-/** The state of one mutex as Redis has it. */
-export interface LockState {
-  name: string;
-  key: string;
-  held: boolean;
-  /** The holder's owner token (`lease.token`), when held. */
-  token: string | null;
-  /** The holder's `owner`, when held and stamped (leasehold >= 0.2 stamps every lease). */
-  owner: string | null;
-  /** When the holder asked for the lock (epoch ms, the holder's clock). */
-  since: number | null;
-  /** Remaining TTL in ms when held (-1: no TTL). */
-  ttl: number | null;
-  /** The last fencing token issued for this name (0 when never acquired). */
-  fencingToken: string;
-}
-
-/** One read of a mutex, through its inspection script (src/scripts/inspect-mutex.lua). */
-export async function readState(driver: Driver, conn: Connection, name: string): Promise<LockState> {
-  const state = await readOne(driver, conn.prefix, name, 'mutex', 1);
-  const holder = state?.holders[0];
-  return {
-    name,
-    key: keysOf(conn, name).key,
-    held: holder !== undefined,
-    token: holder?.token ?? null,
-    owner: holder?.owner ?? null,
-    since: holder?.since ?? null,
-    ttl: holder?.ttlLeft ?? null,
-    fencingToken: String(state?.lastFencingToken ?? 0n),
-  };
 }
 
 export function version(): string {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { newToken } from '../base/token.ts';
 import { forceRelease } from '../inspect/force.ts';
-import { PRIMITIVES, type Primitive } from '../inspect/layout.ts';
+import { PRIMITIVES, type Primitive } from '../inspect/key-names.ts';
 import { connection, connectionHelp, connectionOptions, printJson } from './common.ts';
 import { CliError, EXIT } from './exit.ts';
 import { type LiveEntry, LiveView, startLive, type TimelineEvent } from './live.ts';

@@ -37,7 +37,7 @@ export async function demo(argv: string[]): Promise<number> {
 export const benchHelp = `Usage: leasehold bench [options]
 
 Runs the side-by-side benchmarks from bench/ (in a source checkout of leasehold) against the
-peer libraries. By default the short version (about a minute, \`--quick\`), with progress;
+peer libraries. By default the short version (several minutes, \`--quick\`), with progress;
 \`--full\` runs what \`npm run bench\` runs (minutes, every CPU core busy, rewrites
 ${DOCS}/benchmarks.md). Other options are passed on to bench/index.ts (see \`npm run bench -- --help\`).
 `;

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { monotonic } from '../base/clock.ts';
 import { redact } from '../base/redact.ts';
 import type { Driver, TrackingProof } from '../driver/types.ts';
+import { scriptingRefusal } from '../runners/failures.ts';
 import { connection, connectionHelp, connectionOptions, openDriver, printJson } from './common.ts';
 import { DOCS, EXIT } from './exit.ts';
 import {
@@ -26,8 +27,9 @@ said to be one), the tracking rule the server follows, the mode an instance woul
 what the service's documentation says that matters to leasehold, and the round-trip time.
 
 Exit status: 0 when notifications are proven (instances run in tracking mode), 78 when they
-are not (instances with notifications: 'auto' poll; 'tracking' would refuse to connect),
-69 when Redis cannot be reached.
+are not (instances with notifications: 'auto' poll; 'tracking' would refuse to connect) or
+the server cannot run scripts at all (no Lua, or an ACL denies EVAL), 69 when Redis cannot be
+reached.
 
 ${connectionHelp}
 `;
@@ -55,6 +57,8 @@ export interface DoctorReport {
   mode: string;
   /** What the service's documentation says that matters here, one line each. */
   notes: string[];
+  /** Why the server cannot run leasehold's scripts (no Lua, an ACL), or null when it can. */
+  scripting: string | null;
 }
 
 export async function doctor(argv: string[]): Promise<number> {
@@ -70,7 +74,7 @@ export async function doctor(argv: string[]): Promise<number> {
     const report = await examine(driver, conn.url, conn.driver);
     if (values.json) printJson(report);
     else process.stdout.write(describe(report));
-    return report.notifications === 'tracking' ? EXIT.ok : EXIT_POLLING;
+    return report.notifications === 'tracking' && report.scripting === null ? EXIT.ok : EXIT_POLLING;
   } finally {
     await driver.close();
   }
@@ -93,6 +97,11 @@ async function examine(driver: Driver, url: string, driverName: string): Promise
     trackingRule: proof?.rule ?? null,
     reason,
   };
+  // Scripts at all: a server without its Lua module, or an ACL without EVAL (leasehold cannot work there).
+  const scripting = await driver.command(['EVAL', 'return 1', '0']).then(
+    () => null,
+    (error: unknown) => scriptingRefusal(error instanceof Error ? error.message : String(error)) ?? null,
+  );
   const service = classifyService({ host: hostOf(url), info, errors: reason === null ? [] : [reason] });
   const engine = engineOf(info);
   return {
@@ -107,6 +116,7 @@ async function examine(driver: Driver, url: string, driverName: string): Promise
     reason,
     mode: modeLine(facts),
     notes: serviceNotes(service, info, facts),
+    scripting,
   };
 }
 
@@ -132,6 +142,7 @@ function describe(r: DoctorReport): string {
     r.notifications === 'tracking'
       ? `  notifications  tracking: the canary's push arrived ${fine(r.canaryMs ?? 0)} after its script; holders and waiters hear of changes at once`
       : `  notifications  polling: ${r.reason}. Instances with notifications: 'auto' poll every retryDelay; 'tracking' refuses to connect (${DOCS}/compatibility.md)`,
+    ...(r.scripting === null ? [] : [`  scripting      unavailable: ${r.scripting}`]),
     `  mode           ${r.mode}`,
     ...r.notes.map((note) => `  note           ${note}`),
   ];

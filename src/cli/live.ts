@@ -3,13 +3,13 @@ import { after } from '../base/timer.ts';
 import { newToken } from '../base/token.ts';
 import type { Driver } from '../driver/types.ts';
 import { Inspector, isLive } from '../inspect/inspector.ts';
-import { type Primitive, parseKey } from '../inspect/layout.ts';
+import { type Primitive, parseKey } from '../inspect/key-names.ts';
 import type { Inspection } from '../primitives/inspection.ts';
 import { type Connection, redisFailure, refusedAccess, type Stopper, stopOnSignals } from './common.ts';
 import { openTargets, weakestProof } from './targets.ts';
 
 /** How often the view re-reads everything when pushes are unproven. */
-const POLL_MS = 1_000;
+export const POLL_MS = 1_000;
 /** How long start() waits for the notification canary's first verdict. */
 const PROOF_WAIT_MS = 5_000;
 
@@ -72,6 +72,8 @@ export class LiveView extends EventEmitter<LiveEvents> {
   #starting = false;
   #startError: Error | undefined;
   mode: 'tracking' | 'polling' = 'polling';
+  /** Why the view polls (the canary's failure), while it does. */
+  modeReason: string | undefined;
   /** Redis commands sent since start (tests check that a quiet lock costs none). */
   reads = 0;
 
@@ -168,6 +170,7 @@ export class LiveView extends EventEmitter<LiveEvents> {
     clearInterval(this.#poll);
     this.#poll = undefined;
     const mode = proof.ok ? 'tracking' : 'polling';
+    this.modeReason = proof.reason?.message;
     if (!proof.ok) {
       this.#poll = setInterval(() => void this.refresh(), POLL_MS);
       this.#poll.unref();

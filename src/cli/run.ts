@@ -33,6 +33,9 @@ Signals sent to leasehold (INT, TERM, HUP, QUIT, USR1, USR2) are forwarded to th
 
 Options:
   --ttl <ms>          lease validity, renewed every third of it: 12ms to 24d (default: 10000)
+  --no-renew          do not renew: the lease ends at --ttl (the command gets SIGTERM then)
+  --min-hold <ms>     keep the name taken this long after it was granted, also when the command
+                      ends sooner (a job that must not run twice: docs/scheduled-jobs.md)
   --timeout <ms>      stop waiting after this long, or inf (default: wait as long as it takes)
   --wait              wait while another holder has the lock (the default)
   --no-wait           make one attempt; exit 75 at once when the lock is busy
@@ -70,6 +73,8 @@ export async function run(argv: string[]): Promise<number> {
       timeout: { type: 'string' },
       wait: { type: 'boolean' },
       'no-wait': { type: 'boolean' },
+      'no-renew': { type: 'boolean' },
+      'min-hold': { type: 'string' },
       grace: { type: 'string' },
       owner: { type: 'string' },
     },
@@ -91,6 +96,8 @@ export async function run(argv: string[]): Promise<number> {
   const ttl = duration(values.ttl, 'ttl', 10_000, { min: MIN_TTL, max: MAX_TTL });
   const timeout = duration(values.timeout, 'timeout', Number.POSITIVE_INFINITY, { infinite: true });
   const grace = duration(values.grace, 'grace', 5_000, { infinite: true });
+  const minHold = duration(values['min-hold'], 'min-hold', 0, { min: 0, max: MAX_TTL });
+  const renew = values['no-renew'] !== true;
   if (values.owner !== undefined) usage(() => checkOwner(values.owner, '--owner'));
   const conn = connection(values);
   const json = values.json === true;
@@ -103,7 +110,8 @@ export async function run(argv: string[]): Promise<number> {
   const owner = values.owner ?? defaultOwner(`leasehold run ${command.join(' ')}`);
   const lh = await connect(conn, ttl, owner);
   try {
-    const lease = await acquire(lh, name, { ttl, timeout, noWait: values['no-wait'] === true, json, report });
+    const noWait = values['no-wait'] === true;
+    const lease = await acquire(lh, name, { ttl, timeout, noWait, renew, minHold, json, report });
     if (typeof lease === 'number') return lease;
     return await supervise(lease, command, grace, report);
   } finally {
@@ -135,7 +143,15 @@ type Report = (event: string, fields: Record<string, unknown>, human: string | u
 async function acquire(
   lh: Leasehold,
   name: string,
-  o: { ttl: number; timeout: number; noWait: boolean; json: boolean; report: Report },
+  o: {
+    ttl: number;
+    timeout: number;
+    noWait: boolean;
+    renew: boolean;
+    minHold: number;
+    json: boolean;
+    report: Report;
+  },
 ): Promise<Lease | number> {
   const abort = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => abort.abort(signal);
@@ -148,9 +164,10 @@ async function acquire(
         })
       : undefined;
   try {
+    const mode = { ttl: o.ttl, renew: o.renew, minHold: o.minHold };
     const lease = o.noWait
-      ? await lh.tryAcquire(name, { ttl: o.ttl })
-      : await lh.acquire(name, { ttl: o.ttl, timeout: o.timeout, signal: abort.signal });
+      ? await lh.tryAcquire(name, mode)
+      : await lh.acquire(name, { ...mode, timeout: o.timeout, signal: abort.signal });
     display?.stop();
     if (lease === undefined) {
       o.report('not-acquired', { reason: 'busy' }, `lock "${name}" is held by another process (--no-wait)`);

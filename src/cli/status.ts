@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { TrackingProof } from '../driver/types.ts';
 import { Inspector } from '../inspect/inspector.ts';
-import { keysOf, PRIMITIVES, type Primitive } from '../inspect/layout.ts';
+import { inspectionKeys, PRIMITIVES, type Primitive } from '../inspect/key-names.ts';
 import type { Holder, Inspection, Waiter } from '../primitives/inspection.ts';
 import { REGISTRY, stateOf } from '../primitives/registry.ts';
 import {
@@ -102,7 +102,7 @@ export function statusReport(
     ...i,
     // Explicit null: "not recorded in Redis" must survive JSON (undefined would vanish).
     waiters: i.waiters ?? null,
-    keys: keysOf(prefix, name, i.primitive),
+    keys: inspectionKeys(prefix, name, i.primitive),
     held: i.holders.length > 0,
   })) as unknown as StatusEntry[];
   return {
@@ -139,12 +139,7 @@ function describeEntry(e: StatusEntry): string[] {
   const lines = [`${describe.title}  (keys ${e.keys.join(', ')})`];
   lines.push(`  state    ${stateOf(e)}`);
   for (const h of e.holders) lines.push(`  ${label(h)}${holderLine(h)}`);
-  if (e.primitive === 'semaphore') {
-    const listed = e.holders.reduce((sum, h) => sum + (h.permits ?? 1), 0);
-    if ((e.permitsInUse ?? 0) > listed)
-      lines.push(`           … ${e.permitsInUse} permits in use, ${listed} listed above`);
-    lines.push('  limit    not stored in Redis: each caller passes its own (semaphore(name, { limit }))');
-  }
+  lines.push(...(describe.extra?.(e) ?? []));
   lines.push(`  fencing  ${e.lastFencingToken} (${describe.fencing})`);
   if (e.nodes !== undefined) lines.push(...nodeLines(e));
   const local = describe.localWaiters;
@@ -162,9 +157,17 @@ function describeEntry(e: StatusEntry): string[] {
     e.waiters.forEach((w, i) => {
       lines.push(`    ${i + 1}.     ${waiterLine(w)}`);
     });
+    lines.push(`           ${PER_PROCESS}`);
   }
   return lines;
 }
+
+/**
+ * What a listed waiter is: only the first of a process's callers for a name attempts (and so
+ * registers); the others wait behind it in that process, where Redis cannot see them.
+ */
+const PER_PROCESS =
+  "(one per process: each process's first caller; its others wait behind it there, unlisted)";
 
 /**
  * Quorum mode: each node's copy. A holder a majority agrees on but some node lacks is

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { Holder, Inspection } from '../primitives/inspection.ts';
+import { printChanges } from './changes.ts';
 import { connection, connectionHelp, connectionOptions, printJson } from './common.ts';
 import { EXIT } from './exit.ts';
 import { type LiveEntry, LiveView, startLive } from './live.ts';
@@ -9,7 +10,8 @@ import { followLimit, formatMs } from './values.ts';
 export const topHelp = `Usage: leasehold top [<name-prefix>] [options]
 
 A live view of the busiest names under <name-prefix> (every name when left out): each name's
-primitive, holder (owner), age, remaining TTL, fencing token and waiters. Updated from
+primitive, holder (owner), age, remaining TTL, fencing token and waiters (WAIT counts processes:
+only each process's first caller for a name registers). Updated from
 invalidation pushes (CLIENT TRACKING BCAST on the prefix): only the names a push names are read
 again, and nothing is sent to Redis while nothing changes. Read-only. Ctrl-C (or q) stops.
 
@@ -18,6 +20,10 @@ Options:
   --json              one JSON line per change instead of the screen: a "snapshot" line per
                       name at start, then "entry", "remove" and timeline lines
                       ("acquired", "handoff", "released", "expired")
+
+When its output is not a terminal (a pipe, a file), top writes one plain line per change, as
+\`leasehold watch\` does, instead of redrawing a screen. leasehold prints no colours (NO_COLOR
+changes nothing).
 
 ${connectionHelp}
 
@@ -39,7 +45,10 @@ export async function top(argv: string[]): Promise<number> {
   const names = positionals[0] ?? '';
   const view = new LiveView(conn, names, limit);
   const json = values.json === true;
-  const screen = json ? undefined : new Screen(view, names);
+  // Into a pipe or a file, a screen's redraws are noise: one line per change instead.
+  const lines = !json && process.stdout.isTTY !== true;
+  const screen = json || lines ? undefined : new Screen(view, names);
+  const plain = lines ? printChanges(view, false) : undefined;
   view.on('error', (error) => {
     if (json) printJson({ time: new Date().toISOString(), event: 'error', error: error.message });
     else screen?.status(`error: ${error.message}`);
@@ -55,6 +64,11 @@ export async function top(argv: string[]): Promise<number> {
     view.on('mode', (mode) => printJson({ time: new Date().toISOString(), event: 'mode', ...mode }));
   }
   const signals = await startLive(view);
+  if (lines)
+    process.stdout.write(
+      `${new Date().toISOString().slice(11, 23)}  leasehold top  ${names === '' ? '(every name)' : names}  ${view.entries.size} name${view.entries.size === 1 ? '' : 's'}\n`,
+    );
+  plain?.snapshot();
   if (json)
     printJson({ time: new Date().toISOString(), event: 'ready', mode: view.mode, names: view.entries.size });
   screen?.start();

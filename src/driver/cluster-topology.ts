@@ -1,27 +1,9 @@
+import { keySlot, SLOTS } from '../base/slot.ts';
 import { within } from '../base/timeouts.ts';
 import type { Driver, NodeDriverFactory } from './types.ts';
-/** Redis Cluster has this many hash slots; a key's slot picks the master that serves it. */
-export const SLOTS = 16_384;
 
-/** The hash slot of a key: CRC16/XMODEM of its `{hash tag}` if it has one, mod 16384. */
-export function keySlot(key: string): number {
-  const bytes = Buffer.from(key);
-  const open = bytes.indexOf(0x7b); // '{'
-  if (open !== -1) {
-    const close = bytes.indexOf(0x7d, open + 1); // '}'
-    if (close > open + 1) return crc16(bytes.subarray(open + 1, close)) % SLOTS;
-  }
-  return crc16(bytes) % SLOTS;
-}
-
-function crc16(bytes: Uint8Array): number {
-  let crc = 0;
-  for (const byte of bytes) {
-    crc ^= byte << 8;
-    for (let bit = 0; bit < 8; bit++) crc = (crc & 0x8000 ? (crc << 1) ^ 0x1021 : crc << 1) & 0xffff;
-  }
-  return crc;
-}
+// Moved to src/base (a fence mark's key is named after its slot): re-exported for the drivers.
+export { keySlot, SLOTS };
 
 /** One master and the slot ranges it serves, from CLUSTER SLOTS. */
 export interface SlotRange {

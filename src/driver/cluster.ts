@@ -205,13 +205,13 @@ export class ClusterDriver implements Driver {
     return fanOut;
   }
 
-  async close(): Promise<void> {
+  async close(force = false): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);
     await Promise.all([...this.#fanOuts].map((fanOut) => fanOut.close()));
     const entries = [...this.#nodes.values()];
     this.#nodes.clear();
-    await Promise.all(entries.map((entry) => entry.driver.close().catch(() => {})));
+    await Promise.all(entries.map((entry) => entry.driver.close(force).catch(() => {})));
   }
 
   async #routed<T>(

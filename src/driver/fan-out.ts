@@ -11,7 +11,6 @@ import type { Driver, Subscription, SubscriptionHandlers } from './types.ts';
  * therefore hints (the waiter attempts, and finds the grant in Redis if it stands), never leases. Up only while every master's
  * subscription is up: a ticket taken while one is down would register a waiter that a release
  * on that master cannot reach (safe, the grant is undone, but the waiter drops out of line).
- * @internal
  */
 export class FanOut implements Subscription {
   /** A message may come from a node whose release undid its grant (see Subscription.hints). */

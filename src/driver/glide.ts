@@ -5,6 +5,7 @@ import type {
   GlideClusterClient,
 } from '@valkey/valkey-glide';
 import { monotonic } from '../base/clock.ts';
+import { ConnectionClosedError } from '../errors.ts';
 import { preloadScripts } from '../scripts/index.ts';
 import { keySlot } from './cluster-topology.ts';
 import { connectError, glideConfig, loadGlide, serverError } from './glide-config.ts';
@@ -264,16 +265,20 @@ export class GlideDriver implements Driver {
     };
   }
 
-  async close(): Promise<void> {
+  async close(force = false): Promise<void> {
     this.#closed = true;
     this.#recovery.dog.clear();
+    // GLIDE keeps a call pending while it reconnects: destroy() fails them now.
+    if (force) this.#recovery.cut(new ConnectionClosedError());
     this.#watch?.close();
     this.#subs.clear();
     const own = this.#own ? this.#cmd : undefined;
+    // GLIDE's close() is its only way out: it fails what is pending and drops the connection.
     if (own !== undefined)
       await closeWithin(
         async () => own.close(),
         () => {},
+        force ? 0 : undefined,
       );
   }
 }

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import type { Redis } from 'ioredis';
 import { within } from '../base/timeouts.ts';
+import { ConnectionClosedError } from '../errors.ts';
 import { Arm, canaryKeyOf } from './arm.ts';
 import { CANARY_TIMEOUT } from './canary.ts';
 import { loadIoredis } from './load-ioredis.ts';
@@ -406,11 +407,12 @@ export class IoredisDriver implements Driver {
     };
   }
 
-  async close(): Promise<void> {
+  async close(force = false): Promise<void> {
     this.#closed = true;
     this.#recovery.dog.clear();
     // A proof in flight finishes first: its poke deletes the canary keys (bounded: connect + DEL).
-    await this.#sequence.canary.settle(2 * CANARY_TIMEOUT);
+    if (force) this.#recovery.cut(new ConnectionClosedError());
+    else await this.#sequence.canary.settle(2 * CANARY_TIMEOUT);
     for (const poker of this.#pokers) poker.disconnect();
     for (const sub of this.#subs) sub.disconnect();
     this.#subs.clear();
@@ -425,11 +427,13 @@ export class IoredisDriver implements Driver {
         closeWithin(
           () => own.quit(),
           () => own.disconnect(),
+          force ? 0 : undefined,
         ),
       sub &&
         closeWithin(
           () => sub.quit(),
           () => sub.disconnect(),
+          force ? 0 : undefined,
         ),
     ]);
   }

@@ -1,4 +1,5 @@
 import { within } from '../base/timeouts.ts';
+import { ConnectionClosedError } from '../errors.ts';
 import { Arm, canaryKeyOf } from './arm.ts';
 import { CANARY_TIMEOUT } from './canary.ts';
 import { missingPackage } from './connect-errors.ts';
@@ -400,11 +401,12 @@ export class NodeRedisDriver implements Driver {
     return this.#send(() => this.#command(cmd, args));
   }
 
-  async close(): Promise<void> {
+  async close(force = false): Promise<void> {
     this.#closed = true;
     this.#recovery.dog.clear();
     // A proof in flight finishes first: its poke deletes the canary keys (bounded: connect + DEL).
-    await this.#sequence.canary.settle(2 * CANARY_TIMEOUT);
+    if (force) this.#recovery.cut(new ConnectionClosedError());
+    else await this.#sequence.canary.settle(2 * CANARY_TIMEOUT);
     for (const poker of this.#pokers) poker.destroy();
     for (const sub of this.#subs) sub.destroy();
     this.#subs.clear();
@@ -419,11 +421,13 @@ export class NodeRedisDriver implements Driver {
         closeWithin(
           () => own.close(),
           () => own.destroy(),
+          force ? 0 : undefined,
         ),
       notify &&
         closeWithin(
           () => notify.close(),
           () => notify.destroy(),
+          force ? 0 : undefined,
         ),
     ]);
   }

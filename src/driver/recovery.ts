@@ -14,6 +14,8 @@ import { stallError, Watchdog } from './watchdog.ts';
  *   that changed means the server restarted, and with it the data may be gone; an unchanged one
  *   lets the driver CLIENT KILL the connections it abandoned, so that a command still buffered on
  *   one (a stalled server runs it when it wakes up) can never run after the give-backs that follow.
+ *   Until those kills are confirmed, every other command waits (at most `limit`): a give-back
+ *   sent ahead of them could be overtaken by the very acquisition it gives back.
  */
 export class Recovery {
   readonly dog: Watchdog;
@@ -29,6 +31,11 @@ export class Recovery {
   #abandonedIds: number[] = [];
   #clientId: number | undefined;
   #runId: string | undefined;
+  /** Set from an abandonment with connections to kill until the kills are done: other calls wait. */
+  #fence: Promise<void> | undefined;
+  #openFence: (() => void) | undefined;
+  /** identify()'s own commands are being sent: they go ahead of the fence. */
+  #identifying = false;
 
   constructor(limit: number, onStall: (waited: number) => void) {
     this.dog = new Watchdog(limit, onStall);
@@ -46,6 +53,10 @@ export class Recovery {
   call<T>(send: () => Promise<T>, race = false): Promise<T> {
     // One then() instead of async/await: every command of every lease passes here, and each
     // await adds promises to the hot path (docs/benchmarks.md, "Before/after issues 22, 24 and 28").
+    if (this.#fence !== undefined && !this.#identifying) {
+      const fence = this.#fence;
+      return fence.then(() => this.call(send, race));
+    }
     const generation = this.generation;
     this.dog.sent();
     let sent: Promise<T>;
@@ -75,7 +86,10 @@ export class Recovery {
   /** The connection is given up on after `waited` ms without a reply: returns the calls' error. */
   abandon(waited: number): Error {
     const error = stallError(waited, this.limit);
-    if (this.#clientId !== undefined) this.#abandonedIds.push(this.#clientId);
+    if (this.#clientId !== undefined) {
+      this.#abandonedIds.push(this.#clientId);
+      this.#closeFence();
+    }
     this.#clientId = undefined;
     this.cut(error);
     return error;
@@ -102,20 +116,44 @@ export class Recovery {
    * KILL only loses these refinements.
    */
   async identify(send: (args: string[]) => Promise<unknown>): Promise<boolean> {
-    const [id, info] = await Promise.all([
-      send(['CLIENT', 'ID']).catch(() => undefined),
-      send(['INFO', 'server']).catch(() => undefined),
-    ]);
-    const runId = /run_id:(\w+)/.exec(String(info ?? ''))?.[1];
-    const previous = this.#runId;
-    this.#runId = runId ?? previous;
-    this.#clientId = typeof id === 'number' ? id : undefined;
-    const restarted = previous !== undefined && runId !== undefined && runId !== previous;
-    const stale = this.#abandonedIds.splice(0);
-    if (!restarted && runId !== undefined) {
-      for (const old of stale) void send(['CLIENT', 'KILL', 'ID', String(old)]).catch(() => {});
+    const first = (args: string[]) => {
+      this.#identifying = true;
+      try {
+        return send(args).catch(() => undefined);
+      } finally {
+        this.#identifying = false;
+      }
+    };
+    try {
+      const [id, info] = await Promise.all([first(['CLIENT', 'ID']), first(['INFO', 'server'])]);
+      const runId = /run_id:(\w+)/.exec(String(info ?? ''))?.[1];
+      const previous = this.#runId;
+      this.#runId = runId ?? previous;
+      this.#clientId = typeof id === 'number' ? id : undefined;
+      const restarted = previous !== undefined && runId !== undefined && runId !== previous;
+      const stale = this.#abandonedIds.splice(0);
+      if (!restarted && runId !== undefined) {
+        await Promise.all(stale.map((old) => first(['CLIENT', 'KILL', 'ID', String(old)])));
+      }
+      return restarted;
+    } finally {
+      this.#openFence?.();
     }
-    return restarted;
+  }
+
+  /** Other calls wait until identify() has killed the abandoned connections, or `limit` has passed. */
+  #closeFence(): void {
+    if (this.#fence !== undefined) return;
+    this.#fence = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => this.#openFence?.(), this.limit);
+      timer.unref();
+      this.#openFence = () => {
+        clearTimeout(timer);
+        this.#fence = undefined;
+        this.#openFence = undefined;
+        resolve();
+      };
+    });
   }
 
   #newSignal(): Promise<never> {

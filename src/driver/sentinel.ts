@@ -139,7 +139,7 @@ export class SentinelDriver implements Driver {
     return fanOut;
   }
 
-  async close(): Promise<void> {
+  async close(force = false): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);
     const drivers = [this.#master?.driver, ...[...this.#sentinels.values()].map((s) => s.driver)];
@@ -149,7 +149,7 @@ export class SentinelDriver implements Driver {
     const fanOuts = [...this.#fanOuts];
     await Promise.all([
       ...fanOuts.map((fanOut) => fanOut.close()),
-      ...drivers.map((driver) => driver?.close().catch(() => {})),
+      ...drivers.map((driver) => driver?.close(force).catch(() => {})),
       ...subscriptions.map((subscription) => subscription.close().catch(() => {})),
     ]);
   }

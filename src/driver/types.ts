@@ -111,8 +111,11 @@ export interface Driver {
   setHandlers(handlers: DriverHandlers): void;
   /** Opens the connections and arms tracking; resolves once usable. */
   connect(): Promise<void>;
-  /** Closes what the driver opened (a user's own client is left open). */
-  close(): Promise<void>;
+  /**
+   * Closes what the driver opened (a user's own client is left open). `force` (destroy()): cut
+   * the sockets at once, without waiting for anything the server would have to answer.
+   */
+  close(force?: boolean): Promise<void>;
   /**
    * The one-node drivers that together hold every key, for SCAN (Cluster: one per master).
    * Undefined: this driver itself.
@@ -235,12 +238,13 @@ export function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-/** Waits for a graceful close at most `ms`, so a hung server cannot hang close(). */
+/** Waits for a graceful close at most `ms`, so a hung server cannot hang close(); 0: none at all. */
 export async function closeWithin(
   graceful: () => Promise<unknown>,
   force: () => void,
   ms = 1_000,
 ): Promise<void> {
+  if (ms === 0) return void attempt(force);
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -252,11 +256,15 @@ export async function closeWithin(
     ]);
   } finally {
     clearTimeout(timer);
-    try {
-      force();
-    } catch {
-      // already closed
-    }
+    attempt(force);
+  }
+}
+
+function attempt(force: () => void): void {
+  try {
+    force();
+  } catch {
+    // already closed
   }
 }
 

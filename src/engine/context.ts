@@ -6,7 +6,7 @@ import type { Grants } from './grants.ts';
 import type { Renewer } from './renewer.ts';
 import type { Warmth } from './warmth.ts';
 
-/** What every primitive of one Leasehold instance shares. @internal */
+/** What every primitive of one Leasehold instance shares. */
 export interface Context {
   /** Where the lock specs' calls go: one Redis, or a quorum (independent masters, a key majority). */
   readonly runner: Runner;

@@ -25,7 +25,6 @@ const MAX_RETRY_DELAY = 5_000;
  * connection works again (`retry()`, on every reconnect) and, in case no reconnect is ever seen
  * (a user's own client that recovered by itself), on a timer that backs off to 5 s. Without
  * this a healed network would leave each such name blocked until its TTL ran out.
- * @internal
  */
 export class GiveBacks {
   readonly #entries = new Set<Entry>();
@@ -86,6 +85,12 @@ export class GiveBacks {
     return Promise.allSettled(entries.map((entry) => entry.send()));
   }
 
+  /** destroy(): nothing more is sent; what is pending lapses at its TTL. */
+  drop(): void {
+    this.#clearTimer();
+    this.#entries.clear();
+  }
+
   async #round(): Promise<void> {
     if (this.#retrying || this.#entries.size === 0) return;
     this.#retrying = true;
@@ -94,7 +99,12 @@ export class GiveBacks {
     const due = [...this.#entries];
     await Promise.all(due.map((entry) => this.#try(entry, now)));
     this.#retrying = false;
-    this.#schedule();
+    // A round that waited out its calls (a black-holed network: no reply, no error, until
+    // commandTimeout) paced itself: the next goes at once, so that a try is in flight whenever the
+    // network heals, instead of the name waiting out a backoff gap after it (PostgreSQL has no
+    // reconnect of its command connections to call retry(); docs/safety.md, blackhole-heal).
+    // Quick failures (a refused connection, well under retryDelay) back off as before.
+    this.#schedule(monotonic() - now >= this.#firstDelay);
   }
 
   async #try(entry: Entry, now: number): Promise<void> {
@@ -117,14 +127,17 @@ export class GiveBacks {
     this.#emit('pending-releases', { name: entry.name, pending: this.#entries.size, change });
   }
 
-  #schedule(): void {
+  #schedule(now = false): void {
     if (this.#timer !== undefined || this.#retrying || this.#entries.size === 0) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      void this.#round();
-    }, this.#delay);
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = undefined;
+        void this.#round();
+      },
+      now ? 0 : this.#delay,
+    );
     this.#timer.unref();
-    this.#delay = Math.min(this.#delay * 2, MAX_RETRY_DELAY);
+    if (!now) this.#delay = Math.min(this.#delay * 2, MAX_RETRY_DELAY);
   }
 
   #clearTimer(): void {

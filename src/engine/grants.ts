@@ -1,74 +1,51 @@
 import { newToken } from '../base/token.ts';
 import type { Driver, Subscription } from '../driver/types.ts';
 
-/** A waiter's registration for a direct grant: where to tell it, and which of its attempts this is. */
+/**
+ * What a waiter's attempt tells Redis about direct grants: the channel to publish a grant on,
+ * which attempt of the wait this is (its record names the last one Redis ran), and the claim
+ * window a grant may hold the name for (docs/direct-grants.md). `channel` '': the subscription
+ * is down, so the attempt does not register; it only looks for a grant already made to it.
+ */
 export interface GrantTicket {
   channel: string;
   epoch: number;
+  window: number;
 }
 
 /**
- * One waiter's part in direct grants (docs/safety.md, "Direct grants"): its stored value (the
- * same for its whole wait), when each of its attempts was sent, and what to do with a grant.
+ * The record an attempt registers with ("<channel>\n<window>\n<epoch>", then `more` fields), as
+ * the scripts read it (includes/grant.lua); '' for a find-only ticket, which registers nothing.
  */
-export class GrantSlot {
-  readonly stored: string;
-  /** Monotonic send time of each attempt that may still be the one registered, by epoch. */
-  readonly #sent = new Map<number, number>();
-  /** Send time of the first attempt that registered: a bound for any epoch forgotten. */
-  #first: number | undefined;
-  /** An attempt that may register it in Redis was sent: a withdraw is owed if it gives up. */
-  registered = false;
-  /** It has its lease (by a grant or by an attempt): later news of the same grant is ignored. */
-  delivered = false;
-  /**
-   * An attempt without a ticket (the subscription was down, or refused) recorded it for
-   * inspection instead (Spec.records): its record is forgotten when the wait ends.
-   */
-  recorded = false;
-  /** Called with a grant published for this waiter (set by the Engine). */
-  onGrant: (fence: bigint, epoch: number) => void = () => {};
-  /** Called when the subscription comes up: attempt again, now with a ticket (set by the Engine). */
-  onUp: () => void = () => {};
-
-  constructor(stored: string) {
-    this.stored = stored;
-  }
-
-  /** An attempt carrying `epoch` was sent at `at`. */
-  sent(epoch: number, at: number): void {
-    this.#sent.set(epoch, at);
-    this.#first ??= at;
-    this.registered = true;
-  }
-
-  /**
-   * The attempt with `epoch` came back busy: Redis holds that epoch (or a later one in flight)
-   * now, so older epochs can no longer be named by a grant.
-   */
-  busy(epoch: number): void {
-    for (const e of this.#sent.keys()) if (e < epoch) this.#sent.delete(e);
-  }
-
-  /**
-   * When the attempt named by a grant was sent: the grant came after Redis ran it, so the lease's
-   * TTL started after this. An epoch not known any more falls back to the first attempt's.
-   */
-  sentAt(epoch: number): number | undefined {
-    return this.#sent.get(epoch) ?? this.#first;
-  }
+export function grantRecord(ticket: GrantTicket, ...more: readonly (string | number)[]): string {
+  if (ticket.channel === '') return '';
+  return [ticket.channel, Math.ceil(ticket.window), ticket.epoch, ...more].join('\n');
 }
+
+/** A waiter listening for a grant (src/engine/waiter.ts). */
+export interface GrantListener {
+  readonly stored: string;
+  /** A release granted this waiter the name, with `fence`, naming its attempt `epoch`. */
+  onGrant(fence: bigint, epoch: number): void;
+  /** The subscription came up (again): attempt now, with a ticket. */
+  onUp(): void;
+}
+
+/**
+ * How long a grant holds a released name for a waiter that has not claimed it (docs/direct-grants.md,
+ * "The claim window"): the bound on how long a name can sit with a waiter that cannot take it.
+ */
+export const CLAIM_WINDOW = 500;
 
 /**
  * Direct grants for one Leasehold instance on one Redis: a channel of its own that releases
- * publish grants on (scripts/includes/grant-next.lua), subscribed on a connection of the driver's
- * own when the first waiter asks for a ticket. Until that subscription is up, and while it is
- * down, waiters get no ticket: they do not register and are woken by pushes as before.
+ * publish grants on (scripts/includes/grant.lua), subscribed on a connection of the driver's own
+ * when the first waiter asks for a ticket, and the waiters listening on it.
  */
 export class Grants {
   readonly channel: string;
   readonly #driver: Driver;
-  readonly #slots = new Map<string, GrantSlot>();
+  readonly #listeners = new Map<string, GrantListener>();
   #subscription: Subscription | undefined;
   #up = false;
   #closed = false;
@@ -79,16 +56,9 @@ export class Grants {
     this.channel = `${prefix}:grants:${newToken()}`;
   }
 
-  /** A waiter's slot, listening for grants to `stored`. */
-  open(stored: string): GrantSlot {
-    const slot = new GrantSlot(stored);
-    this.#slots.set(stored, slot);
-    return slot;
-  }
-
-  /** The waiter got its lease or gave up: grants to it are no longer read here. */
-  forget(slot: GrantSlot): void {
-    if (this.#slots.get(slot.stored) === slot) this.#slots.delete(slot.stored);
+  /** Waiters listening for a grant now. */
+  get size(): number {
+    return this.#listeners.size;
   }
 
   /**
@@ -99,20 +69,30 @@ export class Grants {
     return this.#subscription?.hints === true;
   }
 
-  /** A ticket for the next attempt, or undefined while the subscription is not up. */
-  ticket(): GrantTicket | undefined {
+  listen(listener: GrantListener): void {
+    this.#listeners.set(listener.stored, listener);
+  }
+
+  /** The waiter got its lease or gave up: grants to it are no longer read here. */
+  forget(listener: GrantListener): void {
+    if (this.#listeners.get(listener.stored) === listener) this.#listeners.delete(listener.stored);
+  }
+
+  /** A ticket for the next attempt of a wait whose lease lives `ttl`; a find-only one while down. */
+  ticket(ttl: number): GrantTicket {
+    const window = Math.min(ttl, CLAIM_WINDOW);
     if (!this.#up) {
       this.#subscribe();
-      return undefined;
+      return { channel: '', epoch: 0, window };
     }
     this.#epoch += 1;
-    return { channel: this.channel, epoch: this.#epoch };
+    return { channel: this.channel, epoch: this.#epoch, window };
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     this.#up = false;
-    this.#slots.clear();
+    this.#listeners.clear();
     await this.#subscription?.close();
   }
 
@@ -135,7 +115,7 @@ export class Grants {
         // Waiters that asked for a ticket before the subscription was up did not register, and
         // after a resubscribe a grant may have found nobody and dropped theirs: each attempts
         // again now (once per waiter and (re)subscribe), instead of at the next push or timer.
-        if (this.#up) for (const slot of [...this.#slots.values()]) if (!slot.delivered) slot.onUp();
+        if (this.#up) for (const listener of [...this.#listeners.values()]) listener.onUp();
       },
       down: () => {
         this.#up = false;
@@ -143,19 +123,19 @@ export class Grants {
     });
   }
 
-  /** "<fence>\n<epoch>\n<stored>": a release granted the lock to the waiter with that value. */
+  /** "<fence>\n<epoch>\n<stored>": a release granted the name to the waiter with that value. */
   #message(text: string): void {
     const first = text.indexOf('\n');
     const second = text.indexOf('\n', first + 1);
     if (first < 0 || second < 0) return;
-    const slot = this.#slots.get(text.slice(second + 1));
-    if (slot === undefined || slot.delivered) return;
+    const listener = this.#listeners.get(text.slice(second + 1));
+    if (listener === undefined) return;
     let fence: bigint;
     try {
       fence = BigInt(text.slice(0, first));
     } catch {
       return;
     }
-    slot.onGrant(fence, Number(text.slice(first + 1, second)));
+    listener.onGrant(fence, Number(text.slice(first + 1, second)));
   }
 }

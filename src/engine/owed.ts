@@ -9,7 +9,6 @@
  * own debt, in order: before its next attempt goes out (and the attempt waits for Redis to
  * confirm it), or to GiveBacks once the wait ends without a lease, when nothing sends the value
  * again. test/integration/mutex-faults.test.ts has the restart that showed it.
- * @internal
  */
 export class Owed {
   #send: (() => Promise<unknown>) | undefined;

@@ -79,8 +79,9 @@ export class Renewer {
     if (at >= this.#timerAt) return;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timerAt = at;
+    // Ref'd, as a held lease's socket is on Redis: on the memory backend (no socket) a holder
+    // awaiting its signal would otherwise see the process end before a renewal found the loss.
     this.#timer = setTimeout(() => this.#fire(), Math.max(0, Math.ceil(at - monotonic())));
-    this.#timer.unref();
   }
 
   #fire(): void {
@@ -124,7 +125,7 @@ export class Renewer {
     }
     // Each reply confirms only what its own request set: a manual extend(ttl) may change
     // lease.ttl while this batch is in flight (see Lease.confirm).
-    const ttls = leases.map((lease) => lease.ttl);
+    const ttls = leases.map((lease) => lease.renewalTtl(sentAt));
     let results: (boolean | Error)[];
     try {
       results = await core.extendMany(leases.map((lease, i) => ({ lease, ttl: ttls[i]! })));

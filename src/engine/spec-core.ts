@@ -153,6 +153,24 @@ export class SpecCore<K, R> implements LeaseCore {
     }
   }
 
+  /**
+   * A release that keeps the name `ms` more (minHold): the spec's own hold where it has one (a
+   * fair lock wakes its next in line to learn when it ends), else its extension with that TTL.
+   */
+  async hold(lease: Lease, ms: number): Promise<boolean> {
+    const spec = this.#spec;
+    const keys = this.#keys(lease);
+    const hold = spec.hold?.(keys, lease.stored, ms, lease.detail as R);
+    if (hold !== undefined && spec.released !== undefined) {
+      const { held, next } = spec.released(await this.#runner.eval(hold, 'release'), keys);
+      if (next !== undefined) this.#wake(next);
+      return held;
+    }
+    const [result] = await this.extendMany([{ lease, ttl: ms }]);
+    if (result instanceof Error) throw result;
+    return result === true;
+  }
+
   async release(lease: Lease): Promise<boolean> {
     const spec = this.#spec;
     const keys = this.#keys(lease);

@@ -4,9 +4,23 @@ import type { Lease, LeaseInit } from '../lease.ts';
 import type { AcquireOp, Grant, Granted } from '../runners/runner.ts';
 import type { GrantTicket } from './grants.ts';
 import type { Holding } from './held.ts';
-import type { WaitSpec } from './waiting.ts';
 
 export type { GrantTicket };
+
+/** The local wait queue a waiter joins: see Queues.wait, src/engine/queues.ts. */
+export interface WaitSpec {
+  key: string;
+  watch: readonly string[];
+  shared: boolean;
+  /** Keys whose local wake (a lease of this process ended) wakes the queue too; see wait(). */
+  wakeOn?: readonly string[];
+  /**
+   * Of those local wakes, only the one of the key the last attempt found busy wakes the queue
+   * (a multiLock waits for the name that blocked it, so two local callers giving names back to
+   * each other do not spin).
+   */
+  wakeOnBlocking?: boolean;
+}
 
 /**
  * A primitive as data: its keys, the scripts that take, keep and give back a lease, how their
@@ -15,7 +29,6 @@ export type { GrantTicket };
  * never touches a driver. `K` is the spec's keys, `R` what one acquisition asks for (a
  * semaphore's permits, a multiLock's names), kept on the lease as `detail` for its extensions and
  * release. docs/architecture.md, "Adding a primitive", walks through one.
- * @internal
  */
 export interface Spec<K = unknown, R = undefined> {
   /** Names the operation in errors and events: 'acquire', 'semaphore acquire', ... */
@@ -41,6 +54,12 @@ export interface Spec<K = unknown, R = undefined> {
   extend(keys: K, stored: string, ttl: number, request: R): ScriptCall | readonly ScriptCall[];
   /** Compare-and-delete, one script per key: the lease was held when every one answers 1. */
   release(keys: K, stored: string, request: R): ScriptCall | readonly ScriptCall[];
+  /**
+   * A release that keeps the name taken `ttl` ms more (AcquireOptions.minHold), read by
+   * `released`. Default: `extend` with that TTL, which pushes to every waiter armed on the key; a
+   * spec whose waiters listen to other keys (the fair lock's turn keys) wakes them here.
+   */
+  hold?(keys: K, stored: string, ttl: number, request: R): ScriptCall;
   /** The lease's keys and how pushes for them are read (see Holding). */
   holding(keys: K): Holding;
   /** The local wait queue of a caller (see WaitSpec); `stored` is its value when `registers`. */
@@ -61,7 +80,7 @@ export interface Spec<K = unknown, R = undefined> {
    * backend, a client without subscriptions): `acquire` is passed `join` and records the waiter
    * when it finds the lock held, with a record that lapses only after the retry hint its busy
    * reply gives, so the attempts the waiter makes anyway keep it and recording adds no round trip
-   * (the record's writes run inside those scripts: bench/idle-records.ts).
+   * (the record's writes run inside those scripts, measured by bench/idle-records.ts at the tag bench-investigations-2026-11: docs/benchmarks-history.md).
    * One stored value for the whole wait, as for `registers`; `withdraw` forgets the record when
    * the waiter gives up (on every node of a quorum). Used where `grants` are not.
    */

@@ -159,8 +159,10 @@ export class WaitQueue<T, W extends Waiter<T> = Waiter<T>> {
     }
     // A hint stuck at zero keeps using 1 ms timers; a real wait (the lock seen held) starts over.
     if (ms > 1) this.#quickRetries = 0;
-    // A hint is a TTL read from Redis, which may exceed setTimeout's 2^31-1 ms.
-    this.#cancelRetry = after(Math.max(1, ms), () => this.wake());
+    // A hint is a TTL read from Redis, which may exceed setTimeout's 2^31-1 ms. Ref'd: a caller
+    // waits on it (on Redis its socket keeps the process up anyway; the memory backend has no
+    // socket, and a polling waiter there ended with the process, its acquire never settled).
+    this.#cancelRetry = after(Math.max(1, ms), () => this.wake(), { ref: true });
   }
 
   #settle(waiter: W): void {

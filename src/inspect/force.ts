@@ -6,7 +6,7 @@ import { fairLayout, fairSpec } from '../primitives/fair.ts';
 import { mutexKeys, releaseCall } from '../primitives/mutex.ts';
 import { readSpec, rwLayout, writeSpec } from '../primitives/rwlock.ts';
 import { semaphoreLayout, semaphoreSpec } from '../primitives/semaphore.ts';
-import type { Primitive } from './layout.ts';
+import type { Primitive } from './key-names.ts';
 
 /** One holder as Redis stores it: the value its lease compares with, and the release that frees it. */
 interface Stored {

@@ -7,7 +7,7 @@ import {
 } from '../options/inspect.ts';
 import type { Holder, Inspection, NodeInspection, Waiter } from '../primitives/inspection.ts';
 import { toLeaseholdError } from '../runners/failures.ts';
-import { matchPattern, type Primitive, parseKey } from './layout.ts';
+import { matchPattern, type Primitive, parseKey } from './key-names.ts';
 import { readOne } from './read.ts';
 
 /** Keys asked for per SCAN call. */
@@ -51,7 +51,6 @@ function unregistered(inspection: Inspection | undefined): Inspection | undefine
 /**
  * Reads holders and waiters from Redis: a read-only script per name and primitive, SCAN (never
  * KEYS) to find names, on every master of a Cluster and on every node of a quorum.
- * @internal
  */
 export class Inspector {
   readonly #targets: readonly InspectTarget[];

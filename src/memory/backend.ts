@@ -1,5 +1,6 @@
 import { monotonic } from '../base/clock.ts';
 import { after } from '../base/timer.ts';
+import type { Driver } from '../driver/types.ts';
 import { monotonicAt, serverMicros } from './clock.ts';
 import type { Stream } from './stream.ts';
 import { SortedSet } from './zset.ts';
@@ -25,7 +26,7 @@ const typeOf = (value: Value): keyof MemoryTypes =>
 
 const WRONGTYPE = 'WRONGTYPE Operation against a key holding the wrong kind of value';
 
-/** One key as the store holds it. @internal */
+/** One key as the store holds it. */
 export interface Entry {
   value: Value;
   /** On the store's clock (monotonic ms by default); undefined: no TTL. */
@@ -33,7 +34,7 @@ export interface Entry {
 }
 
 /**
- * The clocks a store runs on. @internal By default the process's: TTLs on the monotonic clock,
+ * The clocks a store runs on. By default the process's: TTLs on the monotonic clock,
  * TIME from the wall clock at start plus the monotonic clock since. A store standing in for a
  * script run against rows of another server (src/postgres/) runs on that server's clock instead,
  * frozen at the moment the rows were read, and sets no timers.
@@ -49,19 +50,26 @@ export interface StoreClock {
 
 const PROCESS_CLOCK: StoreClock = { now: monotonic, at: monotonicAt, micros: serverMicros };
 
-/** @internal What a store may be built with besides its defaults. */
+/** What a store may be built with besides its defaults. */
 export interface StoreOptions {
   /** A clock of its own (no expiry timers are set on one). */
   clock?: StoreClock;
   /** Called with every key a command changed, deleted or found expired. */
   changed?: (key: string) => void;
+  /**
+   * Expiry timers on a clock of its own too (by default a store with its own clock sets none): a
+   * simulation whose virtual clock drives timers as well (test/sim/).
+   */
+  timers?: boolean;
 }
 
-/** One "connection" to a MemoryBackend: what tracking emulation needs to know of it. @internal */
+/** One "connection" to a MemoryBackend: what tracking emulation needs to know of it. */
 export interface MemoryClient {
   readonly tracking: boolean;
   /** Delivers an invalidation push (`null`: everything may have changed). */
   push(keys: string[] | null): void;
+  /** Delivers a message published on a channel it subscribed to (pub/sub). */
+  message?(channel: string, text: string): void;
 }
 
 /**
@@ -92,6 +100,8 @@ export class MemoryBackend {
   /** key -> clients that read it since its last change (one-shot, like Redis's tracking table). */
   readonly #trackers = new Map<string, Set<MemoryClient>>();
   readonly #clients = new Set<MemoryClient>();
+  /** channel -> clients subscribed to it. */
+  readonly #channels = new Map<string, Set<MemoryClient>>();
   #cancelTimer: (() => void) | undefined;
   /** The time of the script running now (see atomically). */
   #frozenAt: number | undefined;
@@ -102,7 +112,7 @@ export class MemoryBackend {
 
   constructor(options: StoreOptions = {}) {
     this.#clock = options.clock ?? PROCESS_CLOCK;
-    this.#timers = options.clock === undefined;
+    this.#timers = options.clock === undefined || options.timers === true;
     this.#onChange = options.changed;
   }
 
@@ -157,6 +167,42 @@ export class MemoryBackend {
       set.delete(client);
       if (set.size === 0) this.#trackers.delete(key);
     }
+    for (const channel of [...this.#channels.keys()]) this.unsubscribe(client, channel);
+  }
+
+  /**
+   * @internal The driver a Leasehold instance talks to this store through; undefined: the
+   * default in-process one (MemoryDriver). A subclass may hand out its own (test/sim/ puts a
+   * simulated network between instances and the store).
+   */
+  driver(_tracking: boolean): Driver | undefined {
+    return undefined;
+  }
+
+  /** @internal SUBSCRIBE: `client` hears every message published on `channel`. */
+  subscribe(client: MemoryClient, channel: string): void {
+    let set = this.#channels.get(channel);
+    if (set === undefined) {
+      set = new Set();
+      this.#channels.set(channel, set);
+    }
+    set.add(client);
+  }
+
+  /** @internal UNSUBSCRIBE. */
+  unsubscribe(client: MemoryClient, channel: string): void {
+    const set = this.#channels.get(channel);
+    if (set === undefined) return;
+    set.delete(client);
+    if (set.size === 0) this.#channels.delete(channel);
+  }
+
+  /** @internal PUBLISH: delivers `text` to every subscriber of `channel`; returns how many. */
+  publish(channel: string, text: string): number {
+    const set = this.#channels.get(channel);
+    if (set === undefined) return 0;
+    for (const client of set) client.message?.(channel, text);
+    return set.size;
   }
 
   /** @internal GET */
@@ -328,7 +374,7 @@ export class MemoryBackend {
     this.#cancelTimer?.();
     this.#timerAt = at;
     // A PEXPIRE can reach beyond setTimeout's 2^31-1 ms (a fair lock's queue lives 2 ttl).
-    this.#cancelTimer = after(Math.ceil(at - monotonic()), () => this.#expire());
+    this.#cancelTimer = after(Math.ceil(at - this.#clock.now()), () => this.#expire());
   }
 
   /** Expires every key whose TTL ran out and re-arms the timer for the next one. */

@@ -50,9 +50,10 @@ const basicCommands: Record<string, CommandSpec> = {
     read: true,
     run: (store, keys) => keys.filter((key) => store.type(key) !== 'none').length,
   },
-  // The memory backend has no pub/sub: a direct grant (scripts/includes/grant-next.lua) reaches
-  // no one, so the release frees the lock and waiters are woken as before.
-  PUBLISH: { arity: 2, run: () => 0 },
+  // Reaches the clients that subscribed through the store (MemoryBackend.subscribe). The default
+  // driver subscribes nobody, so there a direct grant (scripts/includes/grant.lua) reaches no one
+  // and the release frees the lock: waiters are woken by pushes.
+  PUBLISH: { arity: 2, run: (store, [channel = '', text = '']) => store.publish(channel, text) },
   TYPE: { arity: 1, read: true, status: true, run: (store, [key = '']) => store.type(key) },
   PTTL: { arity: 1, read: true, run: (store, [key = '']) => store.pttl(key) },
   PEXPIRE: {
@@ -159,7 +160,6 @@ const commands: Record<string, CommandSpec> = { ...basicCommands, ...zsetCommand
  * throws Redis's error. A read-only command arms tracking of the keys it read for `by`, also when
  * it fails.
  * `statuses`: a status reply comes back as `{ ok }` (what a script sees) instead of a string.
- * @internal
  */
 export function runCommand(
   store: MemoryBackend,

@@ -9,7 +9,6 @@ const noHandlers: DriverHandlers = { invalidate() {}, reset() {}, disconnected()
  * The Driver of one Leasehold instance on a MemoryBackend: its own "connection", so tracking and
  * NOLOOP work per instance as they do per Redis connection. Replies and pushes are delivered
  * asynchronously (microtasks), as a network client's would be.
- * @internal
  */
 export class MemoryDriver implements Driver {
   readonly tracking: boolean;

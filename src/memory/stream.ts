@@ -44,7 +44,7 @@ interface Entry {
   fields: string[];
 }
 
-/** @internal A stream as plain data. */
+/** A stream as plain data. */
 export interface StreamSnapshot {
   readonly last: StreamId;
   readonly entries: readonly (readonly [StreamId, readonly string[]])[];

@@ -26,6 +26,14 @@ export function isConnectionFailure(error: unknown): boolean {
 }
 
 /**
+ * Tags an outage's error as PostgreSQL's, so that the LeaseholdError made of it says "PostgreSQL
+ * did not answer" (src/runners/failures.ts), not Redis.
+ */
+export function fromPostgres(error: Error): Error {
+  return Object.assign(error, { server: 'PostgreSQL' });
+}
+
+/**
  * The server refused a statement (SQLSTATE outside the availability classes): worded as a Redis
  * error reply (`ERR ...`, `READONLY ...` for a read-only server) so that leasehold's runners report
  * it as a refusal (RedisCommandError) rather than as an outage.
@@ -33,7 +41,7 @@ export function isConnectionFailure(error: unknown): boolean {
 export function asReply(error: unknown): Error {
   const e = error as { code?: unknown; message?: unknown };
   if (typeof e?.code !== 'string' || !/^[0-9A-Z]{5}$/.test(e.code) || UNAVAILABLE.test(e.code)) {
-    return error instanceof Error ? error : new Error(String(error));
+    return fromPostgres(error instanceof Error ? error : new Error(String(error)));
   }
   const word = e.code === '25006' ? 'READONLY' : 'ERR';
   return new Error(`${word} PostgreSQL refused it (SQLSTATE ${e.code}): ${String(e.message)}`, {
@@ -92,6 +100,17 @@ function guard(client: PoolClient): void {
   if (guarded.has(client)) return;
   guarded.add(client);
   client.on('error', () => {});
+}
+
+/**
+ * destroy(): the socket of every connection the pool has, idle or in a call, cut at once. pg's
+ * Pool has no public list of them (end() waits for the busy ones to come back); `_clients` has
+ * held it since pg 6, and without it only the idle ones close now, the rest at commandTimeout.
+ */
+export function cutPool(pool: Pool): void {
+  void pool.end().catch(() => {});
+  const clients = (pool as unknown as { _clients?: PoolClient[] })._clients ?? [];
+  for (const client of clients) destroy(client);
 }
 
 /** Cuts the socket itself: end() would wait for a peer that may never answer. */

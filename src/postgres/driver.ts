@@ -1,4 +1,4 @@
-import type { ClientConfig, Pool, QueryResult } from 'pg';
+import type { ClientConfig, Pool } from 'pg';
 import { monotonic } from '../base/clock.ts';
 import { newToken } from '../base/token.ts';
 import { Canary, type CanaryPort } from '../driver/canary.ts';
@@ -15,26 +15,19 @@ import {
   type SubscriptionHandlers,
   type TrackingProof,
 } from '../driver/types.ts';
+import { ConnectionClosedError } from '../errors.ts';
 import { LuaScripts } from '../memory/lua.ts';
-import { asReply, type Query, timed, withConnection } from './calls.ts';
+import { asReply, cutPool, fromPostgres, type Query, timed, withConnection } from './calls.ts';
 import type { Row } from './codec.ts';
 import { ExpiryTimers } from './expiry.ts';
-import { keysOf } from './keys.ts';
+import { commandKeys } from './keys.ts';
 import { Listener } from './listener.ts';
 import { literal, type PgNames } from './names.ts';
 import { scanKeys } from './scan.ts';
 import { migrate, schemaState, standbyError } from './schema.ts';
-import { type Host, MissingKeys, runOverRows, type ScratchRun, UncountedChannels } from './scratch.ts';
-import {
-  changePayloads,
-  countSubscribers,
-  lockAndRead,
-  openAndRead,
-  parseRows,
-  presenceId,
-  SUBSCRIBER_GONE,
-  writeAndCommit,
-} from './sql.ts';
+import type { Host, ScratchRun } from './scratch.ts';
+import { changePayloads, presenceId, SUBSCRIBER_GONE } from './sql.ts';
+import { transact } from './transaction.ts';
 
 /** What a PostgreSQL driver is built with (src/options/postgres.ts checks the user's part). */
 export interface PostgresDriverOptions {
@@ -99,6 +92,11 @@ export class PostgresDriver implements Driver {
   readonly #subs = new Map<string, SubscriptionHandlers>();
   #proof: TrackingProof | undefined;
   #closed = false;
+  /** Rejected by destroy(): pg's pool keeps waiting acquisitions past end(), so calls race it. */
+  #cutAll: (error: Error) => void = () => {};
+  readonly #cut = new Promise<never>((_, reject) => {
+    this.#cutAll = reject;
+  });
   /** When this instance last swept expired rows (it sweeps once a minute while it writes, and at close). */
   #lastSweep = monotonic();
   #wrote = false;
@@ -221,19 +219,22 @@ export class PostgresDriver implements Driver {
     await this.#arm();
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  async close(force = false): Promise<void> {
+    if (this.#closed && !force) return;
     this.#closed = true;
-    await this.#canary.settle(1_000);
+    this.#cut.catch(() => {});
+    if (force) this.#cutAll(new ConnectionClosedError());
+    if (!force) await this.#canary.settle(1_000);
     this.#expiry.clear();
     // A short-lived process sweeps too: on its way out, once, bounded by commandTimeout.
-    if (this.#wrote && this.#lua !== undefined) await timed(this.#sweep(), 1_000).catch(() => {});
-    await this.#listener?.close();
+    if (this.#wrote && this.#lua !== undefined && !force) await timed(this.#sweep(), 1_000).catch(() => {});
+    await this.#listener?.close(force);
     const pool = this.#pool;
     if (pool !== undefined && this.#o.pool === undefined)
       await closeWithin(
         () => pool.end(),
-        () => {},
+        () => cutPool(pool),
+        force ? 0 : undefined,
       );
   }
 
@@ -280,18 +281,19 @@ export class PostgresDriver implements Driver {
         );
         return 'OK';
       default:
-        return this.#run(keysOf(args), (host) => host([...args]), false);
+        return this.#run(commandKeys(args), (host) => host([...args]), false);
     }
   }
 
   #notOpen(): Error {
-    return new Error('the PostgreSQL driver is not connected');
+    return fromPostgres(new Error('the PostgreSQL driver is not connected'));
   }
 
   #with<T>(work: (query: Query) => Promise<T>): Promise<T> {
     const pool = this.#pool;
     if (pool === undefined) return Promise.reject(this.#notOpen());
-    return withConnection(pool, this.#o.commandTimeout, work, () => void this.#listener?.check()).then(
+    const call = withConnection(pool, this.#o.commandTimeout, work, () => void this.#listener?.check());
+    return Promise.race([call, this.#cut]).then(
       (value) => {
         if (!this.#listening) this.#listener?.nudge();
         return value;
@@ -333,49 +335,18 @@ export class PostgresDriver implements Driver {
     writer: string,
     assume: boolean,
   ): Promise<T> {
-    const names = this.#o.names;
-    const wanted = [...new Set(keys)];
-    const loaded = new Map<string, Row | null>();
-    const load = (result: QueryResult | undefined, asked: readonly string[]): void => {
-      for (const key of asked) loaded.set(key, null);
-      for (const found of parseRows(result?.rows ?? [])) loaded.set(found.key, found);
+    const call = {
+      names: this.#o.names,
+      timeout: this.#o.commandTimeout,
+      keys,
+      body,
+      statuses,
+      writer,
+      assume,
     };
-    const opened = await query(openAndRead(names, wanted, this.#o.commandTimeout));
-    // BEGIN; the locks and the clock; the rows (when there are keys).
-    const now = Number((opened[1]?.rows[0] as { now?: string } | undefined)?.now);
-    if (!Number.isFinite(now)) throw new Error('ERR PostgreSQL sent no clock reading');
-    load(wanted.length === 0 ? undefined : opened[2], wanted);
-    const reached = new Map<string, number>();
-    let run: ScratchRun<T> | undefined;
-    while (run === undefined) {
-      try {
-        run = runOverRows(loaded, now, body, statuses, reached, assume);
-      } catch (error) {
-        if (error instanceof MissingKeys) load((await query(lockAndRead(names, error.keys)))[1], error.keys);
-        else if (error instanceof UncountedChannels) {
-          const row = (await query(countSubscribers(names, error.channels)))[0]?.rows[0] as Record<
-            string,
-            boolean
-          >;
-          for (const [i, channel] of error.channels.entries())
-            reached.set(channel, row?.[`c${i}`] === true ? 1 : 0);
-        } else throw error;
-      }
-    }
-    const changed = [...run.upserts.map((row) => row.key), ...run.deletes];
-    await query(
-      writeAndCommit(names, {
-        upserts: run.upserts,
-        deletes: run.deletes,
-        changed,
-        published: run.published,
-        assumed: run.assumed,
-        durable: run.durable,
-        writer,
-      }),
-    );
+    const { run, loaded, now } = await transact(query, call);
     this.#committed(loaded, run, now / 1000);
-    if (changed.length > 0) this.#maybeSweep();
+    if (run.upserts.length + run.deletes.length > 0) this.#maybeSweep();
     if (!run.outcome.ok) throw run.outcome.error;
     return run.outcome.reply;
   }

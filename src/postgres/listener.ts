@@ -15,11 +15,22 @@ export interface ListenerEvents {
 const MAX_BACKOFF = 2_000;
 
 /**
+ * How often an idle listening connection proves it is alive. A flow a NAT or firewall dropped
+ * leaves the socket looking open, and the OS's keepalive takes two hours to notice (finding 2
+ * of issue 38): this bounds how long the instance believes it hears notifications while it does
+ * not (then it polls, reconnects, and re-verifies). One `SELECT 1` per interval per instance.
+ */
+export const HEARTBEAT = 5_000;
+
+/**
  * The one dedicated connection that LISTENs on the deployment's channel: PostgreSQL's push path,
  * what a tracked Redis connection is to the Redis drivers. Direct to the server, never through
  * PgBouncer in transaction mode (LISTEN is session state). It reconnects by itself with backoff
- * until closed; `check()` gives it up when it does not answer a query in time (a black-holed
- * network leaves a dead socket looking open).
+ * until closed; `check()`, every HEARTBEAT while up and whenever a pool call stalls, gives it up
+ * when it does not answer a query in time (a black-holed network leaves a dead socket looking
+ * open). A reconnect ends the old session on the server first (pg_terminate_backend): a session
+ * whose client is gone keeps its LISTEN and its presence lock until the server's own keepalive
+ * notices, and releases would go on granting to it.
  */
 export class Listener {
   readonly #make: () => Client;
@@ -32,6 +43,13 @@ export class Listener {
   #backoff = 50;
   /** A reconnect attempt is under way. */
   #opening = false;
+  #heartbeat: (() => void) | undefined;
+  /**
+   * The server-side session of the connection now (its pid and start: a pid alone may be reused
+   * by another session once this one is gone), and of one given up, to end before listening again.
+   */
+  #session: { pid: number; start: string } | undefined;
+  #stale: { pid: number; start: string } | undefined;
 
   constructor(make: () => Client, channel: string, events: ListenerEvents, limit: number) {
     this.#make = make;
@@ -80,12 +98,16 @@ export class Listener {
     this.#attempt();
   }
 
-  async close(): Promise<void> {
+  /** `force` (destroy()): the socket is cut at once instead of ended politely. */
+  async close(force = false): Promise<void> {
     this.#closed = true;
     this.#retry?.();
+    this.#heartbeat?.();
     const client = this.#client;
     this.#client = undefined;
-    if (client !== undefined) await timed(client.end(), 1_000).catch(() => cut(client));
+    if (client === undefined) return;
+    if (force) cut(client);
+    else await timed(client.end(), 1_000).catch(() => cut(client));
   }
 
   async #open(): Promise<void> {
@@ -98,6 +120,19 @@ export class Listener {
     });
     try {
       await timed(client.connect(), this.#limit);
+      const stale = this.#stale;
+      if (stale !== undefined) {
+        const end = `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND backend_start::text = $2`;
+        await timed(client.query(end, [stale.pid, stale.start]), this.#limit);
+        this.#stale = undefined;
+      }
+      const me = await timed(
+        client.query<{ pid: number; start: string }>(
+          'SELECT pid, backend_start::text AS start FROM pg_stat_activity WHERE pid = pg_backend_pid()',
+        ),
+        this.#limit,
+      );
+      this.#session = me.rows[0];
       await timed(client.query(`LISTEN ${quotedChannel(this.#channel)}`), this.#limit);
     } catch (error) {
       cut(client);
@@ -109,11 +144,28 @@ export class Listener {
     }
     this.#client = client;
     this.#backoff = 50;
+    this.#beat();
+  }
+
+  /** The next heartbeat (an unref'd timer: it never keeps a process alive). */
+  #beat(): void {
+    this.#heartbeat?.();
+    this.#heartbeat = after(HEARTBEAT, () => {
+      this.#heartbeat = undefined;
+      if (this.#closed || this.#client === undefined) return;
+      void this.check().then(() => {
+        if (this.#client !== undefined) this.#beat();
+      });
+    });
   }
 
   #lost(client: Client, error: Error): void {
     if (this.#client !== client) return;
     this.#client = undefined;
+    this.#heartbeat?.();
+    this.#heartbeat = undefined;
+    this.#stale = this.#session;
+    this.#session = undefined;
     cut(client);
     if (this.#closed) return;
     this.#events.down(error);

@@ -1,7 +1,7 @@
 import { MemoryBackend } from '../memory/backend.ts';
 import { runCommand } from '../memory/commands.ts';
 import { type Row, toEntry, toRow } from './codec.ts';
-import { keysOf } from './keys.ts';
+import { commandKeys } from './keys.ts';
 
 /** Runs one command of a script (redis.call) or a plain command. */
 export type Host = (args: string[]) => unknown;
@@ -98,7 +98,7 @@ export function runOverRows<T>(
       return count;
     }
     if (name === 'INCR' || name === 'INCRBY') durable = true;
-    const absent = keysOf(args).filter((key) => !loaded.has(key));
+    const absent = commandKeys(args).filter((key) => !loaded.has(key));
     if (absent.length > 0) {
       missing.push(...absent);
       throw new Error('ERR leasehold: key not loaded (the run restarts with it)');

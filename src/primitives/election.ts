@@ -2,8 +2,9 @@ import { optionalText, toFence, toNumber, toText } from '../base/replies.ts';
 import type { ScriptCall } from '../driver/types.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { Holding } from '../engine/held.ts';
+import type { WaitSpec } from '../engine/spec.ts';
 import { ms, type Spec } from '../engine/spec.ts';
-import type { WaitSpec } from '../engine/waiting.ts';
+import { ConnectionClosedError } from '../errors.ts';
 import { Lease, type LeaseInit } from '../lease.ts';
 import {
   type AcquireOptions,
@@ -32,6 +33,16 @@ const LOG_LENGTH = '1000';
 const BATCH = 100;
 
 /** The current leader: the value it proclaimed and its term's fencing token. */
+/** Options of `election.lead()`: it campaigns until elected, so there is no timeout. */
+export interface LeadOptions {
+  /** Aborting it ends the campaign or the term (the term's signal aborts, fn is told), and lead() resolves. */
+  signal?: AbortSignal;
+  /** Each term's TTL: how long the others wait after this process crashed. @default the instance's `ttl` */
+  ttl?: number;
+  /** Who leads, as inspection shows it. @default the instance's `owner` */
+  owner?: string;
+}
+
 export interface Leader {
   value: string;
   fencingToken: bigint;
@@ -124,11 +135,12 @@ export const electionInspection: InspectionSpec<keyof ElectionKeys> = {
  * The election as a spec: the leader is a hash with a TTL, and every change is appended to a
  * stream, so observers read each change once and in order. The request is the value to proclaim.
  * One per Leasehold instance (its Terms proclaim through it).
- * @internal
  */
 export class ElectionSpec implements Spec<ElectionKeys, string> {
   readonly operation = 'campaign';
   readonly #engine: Engine;
+  /** This instance's terms by name, for Election.isLeader (ended ones are dropped when read). */
+  readonly #terms = new Map<string, Set<Term>>();
 
   constructor(engine: Engine) {
     this.#engine = engine;
@@ -141,7 +153,7 @@ export class ElectionSpec implements Spec<ElectionKeys, string> {
   acquire(k: ElectionKeys, stored: string, ttl: number, value: string, join: boolean): ScriptCall {
     return {
       script: scripts.campaign,
-      keys: [k.leader, k.fence, k.log, k.candidates],
+      keys: [k.leader, k.fence, k.log, k.mark, k.candidates],
       args: [stored, value, ms(ttl), LOG_LENGTH, join ? '1' : '0'],
     };
   }
@@ -180,7 +192,30 @@ export class ElectionSpec implements Spec<ElectionKeys, string> {
   }
 
   make(init: LeaseInit): Lease {
-    return new Term(init, this);
+    const term = new Term(init, this);
+    let terms = this.#terms.get(init.name);
+    if (terms === undefined) {
+      terms = new Set();
+      this.#terms.set(init.name, terms);
+    }
+    terms.add(term);
+    return term;
+  }
+
+  /**
+   * Whether this instance holds a term of `name` now (not ended, within its validity, not being
+   * resigned: the resignation may hand the name to another instance before its reply is back).
+   */
+  leading(name: string): boolean {
+    const terms = this.#terms.get(name);
+    if (terms === undefined) return false;
+    let leading = false;
+    for (const term of terms) {
+      if (term.lost || term.releasing || term.signal.aborted) terms.delete(term);
+      else leading = true;
+    }
+    if (terms.size === 0) this.#terms.delete(name);
+    return leading;
   }
 
   async proclaim(lease: Lease, value: string): Promise<boolean> {
@@ -256,6 +291,59 @@ export class Election extends Handle {
       return Promise.reject(error);
     }
     return this.wait(this.#spec, value, options) as Promise<Term>;
+  }
+
+  /** Whether this Leasehold instance holds a term of this election now. */
+  get isLeader(): boolean {
+    return this.#spec.leading(this.name);
+  }
+
+  /**
+   * Leads for as long as `options.signal` lets it: campaigns (waiting to be elected), runs
+   * `fn(term)` while leader (`term.signal` aborts the moment leadership is lost), resigns when `fn`
+   * returns, and campaigns again, after a loss too, until `signal` aborts or the instance closes;
+   * then it resolves. When `fn` throws while still leader, it resigns and rejects with that error.
+   * How soon another instance leads after this one crashed is `ttl` (docs/election.md).
+   * @example
+   * await lh.election('scheduler').lead('node-a', async (term) => {
+   *   await runScheduler({ signal: term.signal, fence: term.fencingToken });
+   * }, { signal: shutdown.signal });
+   */
+  async lead(
+    value: string,
+    fn: (term: Term) => Promise<unknown> | unknown,
+    options?: LeadOptions,
+  ): Promise<void> {
+    checkElectionValue(value);
+    if (typeof fn !== 'function') throw new TypeError('leasehold: lead needs a function to run while leader');
+    const o = checkObject(options, 'options');
+    checkKnownKeys(o, ['signal', 'ttl', 'owner'], 'lead options');
+    const signal = checkSignal(o['signal']);
+    const stopped = (): boolean => signal?.aborted === true;
+    while (!stopped()) {
+      let term: Term;
+      try {
+        term = await this.campaign(value, o as AcquireOptions);
+      } catch (error) {
+        if (stopped() || error instanceof ConnectionClosedError) return;
+        throw error;
+      }
+      // Stopping ends the term: its signal aborts (LockReleasedError), which is how fn is told.
+      const resign = () => void term.resign().catch(() => {});
+      signal?.addEventListener('abort', resign, { once: true });
+      try {
+        await fn(term);
+      } catch (error) {
+        // Thrown because leadership was lost, or the caller stopped: campaign again, or stop.
+        if (!term.lost && !stopped()) {
+          await term.resign().catch(() => {});
+          throw error;
+        }
+      } finally {
+        signal?.removeEventListener('abort', resign);
+      }
+      await term.resign().catch(() => {});
+    }
   }
 
   /** The current leader, or undefined when nobody leads. */

@@ -1,4 +1,5 @@
 import { optionalText, pair } from '../base/replies.ts';
+import { grantRecord } from '../engine/grants.ts';
 import { type GrantTicket, ms, type Spec } from '../engine/spec.ts';
 import type { Lease } from '../lease.ts';
 import type { AcquireOptions, OnceOptions } from '../options/index.ts';
@@ -6,10 +7,12 @@ import { loadScript, scripts as mutexScripts } from '../scripts/index.ts';
 import { Handle } from './handle.ts';
 import { fence, holder, type InspectionSpec, num, pairs, waiter } from './inspection.ts';
 import { layout } from './layout.ts';
+import { type LeaseWork, withLease } from './with-lease.ts';
 
 const scripts = {
   acquire: loadScript('fair-acquire'),
   release: loadScript('fair-release'),
+  hold: loadScript('fair-hold'),
   withdraw: loadScript('fair-withdraw'),
 };
 
@@ -63,26 +66,31 @@ function turnOf(k: FairKeys, next: unknown): string | undefined {
  * (Redis's clock) that its attempts push ahead, and a turn key of its own that only it tracks,
  * so each waiter waits in a local queue of its own. A release writes the turn key of the first
  * waiter in line, so exactly one waiter is woken. The lock key is extended with the mutex's script.
- * @internal
  */
 export const fairSpec: Spec<FairKeys, undefined> = {
   operation: 'fair acquire',
   keys: fairLayout.keys,
   acquire: (k, stored, ttl, _request, join, ticket?: GrantTicket) => {
-    const keys = [k.lock, k.queue, k.deadlines, k.arrivals, k.fence, k.turn + stored];
+    const keys = [k.lock, k.queue, k.deadlines, k.arrivals, k.fence, k.turn + stored, k.mark];
     const args = [stored, ms(ttl), ms(ttl), k.turn, join ? '1' : '0'];
     if (ticket === undefined) return { script: scripts.acquire, keys, args };
     // Registered for a direct grant: the records key and this attempt's record.
     keys.push(k.grants);
-    args.push(`${ticket.channel}\n${ms(ttl)}\n${ticket.epoch}`);
+    args.push(grantRecord(ticket));
     return { script: scripts.acquire, keys, args };
   },
   extend: (k, stored, ttl) => ({ script: mutexScripts.extend, keys: [k.lock], args: [stored, ms(ttl)] }),
   // With the fencing counter and records: the first in line may be granted the lock.
   release: (k, stored) => ({
     script: scripts.release,
-    keys: [k.lock, k.queue, k.deadlines, k.fence, k.grants],
+    keys: [k.lock, k.queue, k.deadlines, k.fence, k.grants, k.mark],
     args: [stored, k.turn],
+  }),
+  // A release within minHold: the lock lapses when the hold ends; the first in line learns when.
+  hold: (k, stored, ttl) => ({
+    script: scripts.hold,
+    keys: [k.lock, k.queue, k.deadlines],
+    args: [stored, k.turn, ms(ttl)],
   }),
   released: (reply, k) => {
     const [ok, next] = pair(reply, 'fair-release');
@@ -105,7 +113,7 @@ export const fairSpec: Spec<FairKeys, undefined> = {
   grants: {
     withdraw: (k, stored) => ({
       script: scripts.withdraw,
-      keys: [k.lock, k.queue, k.deadlines, k.turn + stored, k.fence, k.grants],
+      keys: [k.lock, k.queue, k.deadlines, k.turn + stored, k.fence, k.grants, k.mark],
       args: [stored, k.turn],
     }),
     withdrawn: (reply, k) => turnOf(k, reply),
@@ -130,6 +138,14 @@ export class FairLock extends Handle {
    */
   acquire(options?: AcquireOptions): Promise<Lease> {
     return this.wait(fairSpec, undefined, options);
+  }
+
+  /**
+   * Runs `fn` on this caller's turn and releases the lock afterwards, also when `fn` throws. `fn`
+   * gets the lease and a signal that aborts when the lease is lost or `options.signal` aborts.
+   */
+  withLock<T>(fn: LeaseWork<Lease, T>, options?: AcquireOptions): Promise<T> {
+    return withLease(() => this.acquire(options), fn, options, 'withLock');
   }
 
   /** One attempt: the Lease when the lock is free and nobody waits, else undefined. */

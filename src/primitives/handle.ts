@@ -12,7 +12,6 @@ import {
  * What every primitive's handle shares (`lh.semaphore(name)`, `lh.readWriteLock(name)`, ...): its
  * name, the instance's engine and defaults, and the two ways to ask for a lease, whose options
  * are checked the same way everywhere (a TypeError naming the option, never silently ignored).
- * @internal
  */
 export abstract class Handle {
   /** The name this handle locks. */

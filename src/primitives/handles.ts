@@ -8,7 +8,6 @@ import { Semaphore } from './semaphore.ts';
 /**
  * The semaphore, read-write lock, fair lock and election of one Leasehold instance: handles on
  * the instance's engine, which runs their specs on one Redis.
- * @internal
  */
 export class PrimitiveHandles {
   readonly #engine: Engine;

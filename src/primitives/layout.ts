@@ -1,3 +1,4 @@
+import { fenceMark } from '../base/fence-mark.ts';
 import { keyFor } from '../base/keys.ts';
 
 /**
@@ -7,7 +8,12 @@ import { keyFor } from '../base/keys.ts';
  */
 export interface Layout<R extends string> {
   readonly suffixes: Readonly<Record<R, string>>;
-  keys(prefix: string, name: string): Record<R, string>;
+  /**
+   * The keys of `name`, and `mark`: the fence mark of their slot (scripts/includes/fence-mark.lua),
+   * a key of the prefix rather than of the name. Not enumerable, and computed when asked: most
+   * calls (extensions) draw no token.
+   */
+  keys(prefix: string, name: string): Record<R, string> & { readonly mark: string };
   /** What role `role`'s key adds after the bare key `<prefix>:{<name>}` ('' or `:<suffix>`). */
   tail(role: R): string;
 }
@@ -24,7 +30,9 @@ export function layout<R extends string>(suffixes: Record<R, string>): Layout<R>
       const bare = keyFor(prefix, name);
       const keys = {} as Record<R, string>;
       for (const [role, tail] of tails) keys[role] = bare + tail;
-      return keys;
+      return Object.defineProperty(keys as Record<R, string> & { readonly mark: string }, 'mark', {
+        get: () => fenceMark(prefix, bare),
+      });
     },
   };
 }

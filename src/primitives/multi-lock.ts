@@ -43,7 +43,7 @@ export class MultiLease extends Lease {
   }
 }
 
-/** One set of names: its keys in the one order every caller takes them in, and how. @internal */
+/** One set of names: its keys in the one order every caller takes them in, and how. */
 export interface Plan {
   names: readonly string[];
   /** `names.join(',')`. */
@@ -67,7 +67,6 @@ export interface Plan {
  * name is, and then gives every name back (SpecCore). A waiter wakes only for the release of the
  * name that blocked it (WaitSpec.wakeOnBlocking), so two local callers giving back to each other
  * do not spin.
- * @internal
  */
 export const multiSpec: Spec<Plan, Plan> = {
   operation: 'multiLock acquire',
@@ -76,7 +75,11 @@ export const multiSpec: Spec<Plan, Plan> = {
     plan.oneScript
       ? {
           script: multiAcquire,
-          keys: [...plan.entries.flatMap((keys) => [keys.lock, keys.fence]), ...(join ? plan.waiters : [])],
+          keys: [
+            ...plan.entries.flatMap((keys) => [keys.lock, keys.fence]),
+            ...plan.entries.map((keys) => keys.mark),
+            ...(join ? plan.waiters : []),
+          ],
           args: join ? [stored, ms(ttl), '1'] : [stored, ms(ttl)],
         }
       : { steps: plan.entries.map((keys) => lockOp(keys, stored, ttl)) },
@@ -118,7 +121,6 @@ export const multiSpec: Spec<Plan, Plan> = {
  * inspection (multi-acquire.lua): one stored value for the whole wait, no refresh beyond the
  * attempts it makes anyway (a record lapses only after the blocking holder's TTL), withdrawn from
  * every name when it gives up. Taken in steps (Cluster slots, a quorum), waiters are not recorded.
- * @internal
  */
 export const multiOneScriptSpec: Spec<Plan, Plan> = {
   ...multiSpec,

@@ -1,9 +1,11 @@
+import { fenceMark } from '../base/fence-mark.ts';
 import { keyFor } from '../base/keys.ts';
 import { optionalText } from '../base/replies.ts';
 import type { ScriptCall } from '../driver/types.ts';
+import { grantRecord } from '../engine/grants.ts';
 import type { Holding } from '../engine/held.ts';
+import type { WaitSpec } from '../engine/spec.ts';
 import { type GrantTicket, ms, type Spec } from '../engine/spec.ts';
-import type { WaitSpec } from '../engine/waiting.ts';
 import type { Lease } from '../lease.ts';
 import { loadScript, scripts } from '../scripts/index.ts';
 import {
@@ -38,25 +40,66 @@ const RECORDED_TAIL = mutexLayout.tail('recorded');
 /** The keys of one mutex (same hash tag). */
 export interface MutexKeys {
   /** The lock name, for error messages. */
-  name: string;
-  lock: string;
-  fence: string;
+  readonly name: string;
+  readonly lock: string;
+  readonly fence: string;
+  /** The fence mark of the counter's slot (scripts/includes/fence-mark.lua), named when asked. */
+  readonly mark: string;
   /** Waiters registered for a direct grant, in arrival order. */
-  waiters: string;
+  readonly waiters: string;
   /** Their records: channel, ttl and epoch while waiting; fence and epoch once granted. */
-  grants: string;
+  readonly grants: string;
 }
 
-/** The keys of mutex `name` (a multiLock takes the very same ones). */
-// Built on every acquisition, extension and release of every mutex and multiLock: one object
-// literal of a fixed shape rather than the layout's generic loop.
 const FENCE_TAIL = mutexLayout.tail('fence');
 const WAITERS_TAIL = mutexLayout.tail('waiters');
 const GRANTS_TAIL = mutexLayout.tail('grants');
-export const mutexKeys = (prefix: string, name: string): MutexKeys => {
-  const lock = keyFor(prefix, name);
-  return { name, lock, fence: lock + FENCE_TAIL, waiters: lock + WAITERS_TAIL, grants: lock + GRANTS_TAIL };
-};
+
+/**
+ * Built on every acquisition, extension and release of every mutex and multiLock: a class whose
+ * keys other than the lock's are made when first asked (an extension needs only the lock; an
+ * uncontended acquisition no waiters' key), rather than an object literal with a getter, the
+ * largest item of leasehold's own in the uncontended pair's profile (docs/benchmarks.md, "Where
+ * the time goes").
+ */
+class MutexKeySet implements MutexKeys {
+  readonly name: string;
+  readonly lock: string;
+  readonly #prefix: string;
+  #fence: string | undefined;
+  #mark: string | undefined;
+  #waiters: string | undefined;
+  #grants: string | undefined;
+
+  constructor(prefix: string, name: string) {
+    this.#prefix = prefix;
+    this.name = name;
+    this.lock = keyFor(prefix, name);
+  }
+
+  get fence(): string {
+    if (this.#fence === undefined) this.#fence = this.lock + FENCE_TAIL;
+    return this.#fence;
+  }
+
+  get mark(): string {
+    if (this.#mark === undefined) this.#mark = fenceMark(this.#prefix, this.lock);
+    return this.#mark;
+  }
+
+  get waiters(): string {
+    if (this.#waiters === undefined) this.#waiters = this.lock + WAITERS_TAIL;
+    return this.#waiters;
+  }
+
+  get grants(): string {
+    if (this.#grants === undefined) this.#grants = this.lock + GRANTS_TAIL;
+    return this.#grants;
+  }
+}
+
+/** The keys of mutex `name` (a multiLock takes the very same ones). */
+export const mutexKeys = (prefix: string, name: string): MutexKeys => new MutexKeySet(prefix, name);
 
 /**
  * A mutex as inspection reads it: `{now, value, pttl, fence, queued, {waiter, ...}, queue pttl,
@@ -98,7 +141,7 @@ export const mutexInspection: InspectionSpec<'lock' | 'fence' | 'waiters' | 'mul
 
 export const acquireCall = (k: MutexKeys, stored: string, ttl: number): ScriptCall => ({
   script: scripts.acquire,
-  keys: [k.lock, k.fence],
+  keys: [k.lock, k.fence, k.mark],
   args: [stored, ms(ttl)],
 });
 
@@ -114,42 +157,52 @@ export const extendCall = (k: MutexKeys, stored: string, ttl: number): ScriptCal
  */
 export const recordedCall = (k: MutexKeys, stored: string, ttl: number): ScriptCall => ({
   script: scripts.acquireRecorded,
-  keys: [k.lock, k.fence, k.lock + RECORDED_TAIL],
+  keys: [k.lock, k.fence, k.mark, k.lock + RECORDED_TAIL],
   args: [stored, ms(ttl)],
 });
 
 /** Acquire, registering the waiter for a direct grant when it finds the lock held. */
 export const waitCall = (k: MutexKeys, stored: string, ttl: number, ticket: GrantTicket): ScriptCall => ({
   script: scripts.acquire,
-  keys: [k.lock, k.fence, k.waiters, k.grants],
-  args: [stored, ms(ttl), `${ticket.channel}\n${ms(ttl)}\n${ticket.epoch}`],
+  keys: [k.lock, k.fence, k.mark, k.waiters, k.grants],
+  args: [stored, ms(ttl), grantRecord(ticket)],
+});
+
+/**
+ * A waiter whose grant subscription is down (a find-only ticket): takes the lock if free, finds a
+ * grant already made to it, or else is recorded for inspection (acquire.lua with six keys).
+ */
+export const findCall = (k: MutexKeys, stored: string, ttl: number): ScriptCall => ({
+  script: scripts.acquire,
+  keys: [k.lock, k.fence, k.mark, k.waiters, k.grants, k.lock + RECORDED_TAIL],
+  args: [stored, ms(ttl), ''],
 });
 
 /** Compare-and-delete, then a direct grant to the first registered waiter, if any. */
 export const releaseCall = (k: MutexKeys, stored: string): ScriptCall => ({
   script: scripts.release,
-  keys: [k.lock, k.fence, k.waiters, k.grants],
+  keys: [k.lock, k.fence, k.waiters, k.grants, k.mark],
   args: [stored],
 });
 
 /** A registered waiter gave up: unregister it, and hand on a lock granted to it meanwhile. */
 export const withdrawCall = (k: MutexKeys, stored: string): ScriptCall => ({
   script: scripts.mutexWithdraw,
-  keys: [k.lock, k.fence, k.waiters, k.grants],
+  keys: [k.lock, k.fence, k.waiters, k.grants, k.mark],
   args: [stored],
 });
 
 /** Quorum: raise a replica's counter to the token handed out; 1 while the lock is still ours. */
 export const confirmCall = (k: MutexKeys, stored: string, fence: bigint): ScriptCall => ({
   script: scripts.fenceRaise,
-  keys: [k.lock, k.fence],
+  keys: [k.lock, k.fence, k.mark],
   args: [stored, fence.toString()],
 });
 
 /** Quorum: put the lease back on a replica that lost its key (restarted empty). */
 export const restoreCall = (k: MutexKeys, stored: string, ttl: number, fence: bigint): ScriptCall => ({
   script: scripts.quorumRestore,
-  keys: [k.lock, k.fence],
+  keys: [k.lock, k.fence, k.mark],
   args: [stored, ms(ttl), fence.toString()],
 });
 
@@ -187,12 +240,13 @@ export class MutexSpec implements Spec<MutexKeys, undefined> {
     join?: boolean,
     ticket?: GrantTicket,
   ): ScriptCall {
+    if (ticket !== undefined && ticket.channel === '' && join === true) return findCall(k, stored, ttl);
     if (ticket !== undefined) return waitCall(k, stored, ttl, ticket);
     return join === true ? recordedCall(k, stored, ttl) : acquireCall(k, stored, ttl);
   }
 
   force(k: MutexKeys, stored: string, ttl: number): ScriptCall {
-    return { script: scripts.force, keys: [k.lock, k.fence], args: [stored, ms(ttl)] };
+    return { script: scripts.force, keys: [k.lock, k.fence, k.mark], args: [stored, ms(ttl)] };
   }
 
   extend(k: MutexKeys, stored: string, ttl: number): ScriptCall {

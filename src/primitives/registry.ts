@@ -24,6 +24,8 @@ export interface PrimitiveEntry {
     readonly served?: string;
     /** Its state in a few words; by default 'held' with a holder, else 'free'. */
     readonly state?: (inspection: Inspection) => string;
+    /** Lines of its own after the holders (a semaphore's permits beyond those listed, its limit). */
+    readonly extra?: (inspection: Inspection) => string[];
   };
 }
 
@@ -71,6 +73,15 @@ export const REGISTRY: Readonly<Record<Primitive, PrimitiveEntry>> = {
         permitsInUse === 0
           ? 'free: no permit in use'
           : `held: ${count(permitsInUse, 'permit')} in use by ${count(holders.length, 'holder')}`,
+      extra: ({ permitsInUse = 0, holders }) => {
+        const listed = holders.reduce((sum, h) => sum + (h.permits ?? 1), 0);
+        return [
+          ...(permitsInUse > listed
+            ? [`           … ${permitsInUse} permits in use, ${listed} listed above`]
+            : []),
+          '  limit    not stored in Redis: each caller passes its own (semaphore(name, { limit }))',
+        ];
+      },
     },
   },
   rwlock: {

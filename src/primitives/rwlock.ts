@@ -1,4 +1,5 @@
 import { optionalText } from '../base/replies.ts';
+import { grantRecord } from '../engine/grants.ts';
 import { type GrantTicket, ms, type Spec } from '../engine/spec.ts';
 import type { Lease } from '../lease.ts';
 import type { AcquireOptions, OnceOptions } from '../options/index.ts';
@@ -16,6 +17,7 @@ import {
   waiter,
 } from './inspection.ts';
 import { layout } from './layout.ts';
+import { type LeaseWork, withLease } from './with-lease.ts';
 
 const scripts = {
   read: loadScript('rwlock-read'),
@@ -72,11 +74,11 @@ export const rwInspection: InspectionSpec<keyof RwKeys> = {
   },
 };
 
-const allKeys = (k: RwKeys) => [k.writer, k.readers, k.waiting, k.fence, k.released];
+const allKeys = (k: RwKeys) => [k.writer, k.readers, k.waiting, k.fence, k.released, k.mark];
 /** A read release (and a registered reader's withdraw): it may grant the write lease. */
 const readRelease = (k: RwKeys, stored: string) => ({
   script: scripts.readRelease,
-  keys: [k.readers, k.released, k.writer, k.waiting, k.fence, k.grants, k.readQueue, k.readGrants],
+  keys: [k.readers, k.released, k.writer, k.waiting, k.fence, k.grants, k.readQueue, k.readGrants, k.mark],
   args: [stored],
 });
 
@@ -84,7 +86,6 @@ const readRelease = (k: RwKeys, stored: string) => ({
  * A read lease: a member of the readers' sorted set scored by its expiry in Redis's clock, each
  * extended and expiring on its own. Every reader's extension writes that set, so a reader
  * verifies only on a flush or reconnect (see Holding.policy). Readers of one name share a queue.
- * @internal
  */
 export const readSpec: Spec<RwKeys, undefined> = {
   operation: 'read lock',
@@ -93,7 +94,7 @@ export const readSpec: Spec<RwKeys, undefined> = {
     const args = [stored, ms(ttl)];
     if (ticket === undefined) return { script: scripts.read, keys: allKeys(k), args };
     // Registered for a direct grant: the readers' queue and records, and this attempt's record.
-    args.push(`${ticket.channel}\n${ms(ttl)}\n${ticket.epoch}`);
+    args.push(grantRecord(ticket));
     return { script: scripts.read, keys: [...allKeys(k), k.readQueue, k.readGrants], args };
   },
   extend: (k, stored, ttl) => ({ script: scripts.readExtend, keys: [k.readers], args: [stored, ms(ttl)] }),
@@ -120,7 +121,6 @@ export const readSpec: Spec<RwKeys, undefined> = {
 /**
  * The write lease: a string key, extended and released with the mutex's own scripts. A waiting
  * writer registers in a second sorted set, which keeps new readers out (writer preference).
- * @internal
  */
 export const writeSpec: Spec<RwKeys, undefined> = {
   operation: 'write lock',
@@ -129,14 +129,14 @@ export const writeSpec: Spec<RwKeys, undefined> = {
     const args = [stored, ms(ttl), join ? '1' : '0'];
     if (ticket === undefined) return { script: scripts.write, keys: allKeys(k), args };
     // Registered for a direct grant: the records key and this attempt's record.
-    args.push(`${ticket.channel}\n${ms(ttl)}\n${ticket.epoch}`);
+    args.push(grantRecord(ticket));
     return { script: scripts.write, keys: [...allKeys(k), k.grants], args };
   },
   extend: (k, stored, ttl) => ({ script: mutexScripts.extend, keys: [k.writer], args: [stored, ms(ttl)] }),
   // Compare-and-delete, then a direct grant to a registered waiting writer, if any.
   release: (k, stored) => ({
     script: scripts.writeRelease,
-    keys: [k.writer, k.readers, k.waiting, k.fence, k.grants, k.readQueue, k.readGrants],
+    keys: [k.writer, k.readers, k.waiting, k.fence, k.grants, k.readQueue, k.readGrants, k.mark],
     args: [stored],
   }),
   // The writer's grant proves that no reader holds the lock either (expired ones were dropped).
@@ -159,7 +159,7 @@ export const writeSpec: Spec<RwKeys, undefined> = {
   grants: {
     withdraw: (k, stored) => ({
       script: scripts.withdraw,
-      keys: [k.waiting, k.writer, k.readers, k.fence, k.grants, k.readQueue, k.readGrants],
+      keys: [k.waiting, k.writer, k.readers, k.fence, k.grants, k.readQueue, k.readGrants, k.mark],
       args: [stored],
     }),
     // 2: a grant had made it the writer and the withdraw freed the lease (and granted it on or
@@ -195,6 +195,19 @@ export class ReadWriteLock extends Handle {
   }
 
   /** One attempt at a read lease; undefined when a writer holds or waits for the lock. */
+  /**
+   * Runs `fn` holding a read lease and releases it afterwards, also when `fn` throws. `fn` gets
+   * the lease and a signal that aborts when the lease is lost or `options.signal` aborts.
+   */
+  withRead<T>(fn: LeaseWork<Lease, T>, options?: AcquireOptions): Promise<T> {
+    return withLease(() => this.read(options), fn, options, 'withRead');
+  }
+
+  /** As withRead, holding the write lease. */
+  withWrite<T>(fn: LeaseWork<Lease, T>, options?: AcquireOptions): Promise<T> {
+    return withLease(() => this.write(options), fn, options, 'withWrite');
+  }
+
   tryRead(options?: OnceOptions): Promise<Lease | undefined> {
     return this.once(readSpec, undefined, options, 'tryRead');
   }

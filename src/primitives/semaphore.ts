@@ -1,5 +1,6 @@
 import { optionalText, toNumber } from '../base/replies.ts';
 import type { Engine } from '../engine/engine.ts';
+import { grantRecord } from '../engine/grants.ts';
 import { ms, type Spec } from '../engine/spec.ts';
 import type { Lease } from '../lease.ts';
 import { checkPermits, type SemaphoreAcquireOptions } from '../options/index.ts';
@@ -7,6 +8,7 @@ import { loadScript } from '../scripts/index.ts';
 import { Handle } from './handle.ts';
 import { fence, type Holder, holder, type InspectionSpec, num, pairs, registered } from './inspection.ts';
 import { layout } from './layout.ts';
+import { type LeaseWork, withLease } from './with-lease.ts';
 
 /**
  * The semaphore's keys: its permits, its fencing counter, the counter releases bump, and the
@@ -70,7 +72,6 @@ interface PermitRequest {
  * member per permit scored by its expiry in Redis's own clock. Waiters track a release counter
  * rather than the set, so holders' extensions do not wake them; a holder verifies only on a
  * flush or reconnect, since every holder's extension writes the shared set.
- * @internal
  */
 export const semaphoreSpec: Spec<SemaphoreKeys, PermitRequest> = {
   operation: 'semaphore acquire',
@@ -79,20 +80,14 @@ export const semaphoreSpec: Spec<SemaphoreKeys, PermitRequest> = {
     ticket === undefined
       ? {
           script: scripts.acquire,
-          keys: [k.set, k.fence, k.released],
+          keys: [k.set, k.fence, k.released, k.mark],
           args: [stored, String(permits), String(limit), ms(ttl)],
         }
       : {
           // A waiter: registered for a direct grant when the semaphore is full.
           script: scripts.acquire,
-          keys: [k.set, k.fence, k.released, k.waiters, k.grants],
-          args: [
-            stored,
-            String(permits),
-            String(limit),
-            ms(ttl),
-            `${ticket.channel}\n${ms(ttl)}\n${ticket.epoch}\n${permits}\n${limit}`,
-          ],
+          keys: [k.set, k.fence, k.released, k.mark, k.waiters, k.grants],
+          args: [stored, String(permits), String(limit), ms(ttl), grantRecord(ticket, permits, limit)],
         },
   extend: (k, stored, ttl, { permits }) => ({
     script: scripts.extend,
@@ -102,7 +97,7 @@ export const semaphoreSpec: Spec<SemaphoreKeys, PermitRequest> = {
   // Gives the permits back, then grants free ones to registered waiters, if any.
   release: (k, stored, { permits }) => ({
     script: scripts.release,
-    keys: [k.set, k.released, k.fence, k.waiters, k.grants],
+    keys: [k.set, k.released, k.fence, k.waiters, k.grants, k.mark],
     args: [stored, String(permits)],
   }),
   // Waiters may register for a direct grant (Engine, Grants): one Redis, with pub/sub. A waiter
@@ -111,13 +106,20 @@ export const semaphoreSpec: Spec<SemaphoreKeys, PermitRequest> = {
   grants: {
     withdraw: (k, stored, { permits }) => ({
       script: scripts.withdraw,
-      keys: [k.set, k.released, k.fence, k.waiters, k.grants],
+      keys: [k.set, k.released, k.fence, k.waiters, k.grants, k.mark],
       args: [stored, String(permits)],
     }),
     withdrawn: (reply, k) => (reply === 1 ? k.set : undefined),
   },
   holding: (k) => ({ key: k.set, policy: 'reset-only', wake: [k.set] }),
-  waiting: (k) => ({ key: k.set, watch: [k.released], shared: true }),
+  // One local queue per number of permits asked: a waiter for 1 never waits behind one for 3 that
+  // does not fit (a queue attempts for its head only). Local releases wake them by the set's key.
+  waiting: (k, { permits }) => ({
+    key: `${k.set}#${permits}`,
+    watch: [k.released],
+    wakeOn: [k.set],
+    shared: true,
+  }),
 };
 
 /**
@@ -159,6 +161,16 @@ export class Semaphore extends Handle {
   ): Promise<Lease | undefined> {
     const { request, rest } = this.#requestOf(options);
     return this.once(semaphoreSpec, request, rest, 'tryAcquire');
+  }
+
+  /**
+   * Runs `fn` holding `permits` permits (default 1) and gives them back afterwards, also when `fn`
+   * throws. `fn` gets the lease and a signal that aborts when the lease is lost or
+   * `options.signal` aborts.
+   * @example await uploads.withPermit((permit, signal) => upload(file, { signal }), { timeout: 5_000 });
+   */
+  withPermit<T>(fn: LeaseWork<Lease, T>, options?: SemaphoreAcquireOptions): Promise<T> {
+    return withLease(() => this.acquire(options), fn, options, 'withPermit');
   }
 
   /** Permits currently held (unexpired by Redis's clock), by every process. */

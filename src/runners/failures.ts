@@ -1,4 +1,9 @@
-import { LeaseholdError, RedisCommandError, RedisUnavailableError } from '../errors.ts';
+import {
+  LeaseholdError,
+  RedisCommandError,
+  RedisUnavailableError,
+  ScriptingUnavailableError,
+} from '../errors.ts';
 import { commandAt } from '../scripts/index.ts';
 
 /**
@@ -22,15 +27,56 @@ export function aclHint(message: string): string {
     : ` (the ACL user lacks +${command}; ${guide})`;
 }
 
+/**
+ * The server an error came from, for its message: a driver of another server tags its errors
+ * (the PostgreSQL driver: src/postgres/calls.ts `fromPostgres`), so that they speak of it.
+ */
+const serverOf = (error: Error): string => {
+  const server = (error as { server?: unknown }).server;
+  return typeof server === 'string' ? server : 'Redis';
+};
+
+/**
+ * What a server that cannot run scripts says, in words with what to do; undefined for any other
+ * error. `EVALSHA` unknown: Lua left out (Valkey 9.1's Lua module not loaded) or the command renamed
+ * away; NOPERM on it: an ACL that denies scripts.
+ */
+export function scriptingRefusal(message: string): string | undefined {
+  // The server's words without the arguments it echoes (a SHA1 and keys).
+  const said = message.split('\n')[0]?.split(', with args')[0];
+  if (/unknown command [`'"]?(eval|evalsha|script)\b/i.test(message)) {
+    return (
+      `the server cannot run Lua scripts (${said}), and every leasehold operation is one: ` +
+      "on Valkey 9.1 and later load its Lua module (the 'loadmodule' directive, with the path your package installs it at), " +
+      'elsewhere restore EVAL and EVALSHA (docs/compatibility.md)'
+    );
+  }
+  if (/NOPERM.*'(eval|evalsha|script\|load)' command/i.test(message)) {
+    return (
+      `the ACL user may not run scripts (${said}), and every leasehold operation is one: ` +
+      'grant +eval +evalsha +script|load (docs/security.md)'
+    );
+  }
+  return undefined;
+}
+
 /** Server-side refusals (a script error, a wrong type) versus "Redis did not answer". */
 export function toLeaseholdError(error: unknown, operation: string): LeaseholdError {
   if (error instanceof LeaseholdError) return error;
   const cause = error instanceof Error ? error : new Error(String(error));
+  const scripting = scriptingRefusal(cause.message);
+  if (scripting !== undefined)
+    return new ScriptingUnavailableError(`${operation} failed: ${scripting}`, { cause });
   // CROSSSLOT: keys of one call in different Cluster slots, a refusal no retry can change.
   if (/^(ERR|WRONGTYPE|NOSCRIPT|BUSY|READONLY|NOPERM|OOM|CROSSSLOT)/.test(cause.message)) {
     return new RedisCommandError(`${operation} failed: ${cause.message}${aclHint(cause.message)}`, { cause });
   }
-  return new RedisUnavailableError(`${operation} failed: Redis did not answer (${cause.message})`, { cause });
+  return new RedisUnavailableError(
+    `${operation} failed: ${serverOf(cause)} did not answer (${cause.message})`,
+    {
+      cause,
+    },
+  );
 }
 
 /**

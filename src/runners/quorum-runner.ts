@@ -1,3 +1,4 @@
+import { fenceMarkLike, isFenceMark } from '../base/fence-mark.ts';
 import type { Driver, ScriptCall } from '../driver/types.ts';
 import { QuorumError } from '../errors.ts';
 import { toLeaseholdError } from './failures.ts';
@@ -141,10 +142,18 @@ export class QuorumRunner implements Runner {
     return Promise.reject(oneRedisOnly(operation));
   }
 
-  /** `call` with its keys as `replica` names them. */
+  /**
+   * `call` with its keys as `replica` names them. A fence mark is the one of the slot the
+   * replica's keys live in (a key majority gives each replica a hash tag, so a slot, of its own).
+   */
   #on(replica: Replica, call: ScriptCall): ScriptCall {
     const key = replica.key;
-    return key === undefined ? call : { script: call.script, keys: call.keys.map(key), args: call.args };
+    if (key === undefined) return call;
+    const first = key(call.keys[0] ?? '');
+    const keys = call.keys.map((k, i) =>
+      i === 0 ? first : isFenceMark(k) ? fenceMarkLike(k, first) : key(k),
+    );
+    return { script: call.script, keys, args: call.args };
   }
 
   /** Sets the key again on a replica where it is missing; true when it holds the token now. */

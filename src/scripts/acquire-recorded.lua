@@ -3,7 +3,8 @@
 -- only (includes/record-waiter.lua), as a multiLock's waiters and an election's candidates are.
 -- KEYS[1]  lock key          (holds the owner token, with a TTL)
 -- KEYS[2]  fencing counter   (advanced once per successful acquisition; expires as next-fence.lua says)
--- KEYS[3]  waiters recorded for inspection: sorted set, member = the waiter's stored value (one
+-- KEYS[3]  fence mark        (the counter's high-water mark: includes/fence-mark.lua)
+-- KEYS[4]  waiters recorded for inspection: sorted set, member = the waiter's stored value (one
 --          for its whole wait), score = when its record lapses (server ms)
 -- ARGV[1]  owner token
 -- ARGV[2]  ttl in ms
@@ -12,13 +13,14 @@
 -- Tracking: as acquire.lua, both branches end with a read of the lock key after the last write to
 -- it; the record is written after it, never last read, and is no lock key.
 --- @include "next-fence"
+FENCE_MARK = KEYS[3]
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   local fence = nextFence(KEYS[2])
-  redis.call('ZREM', KEYS[3], ARGV[1])
+  redis.call('ZREM', KEYS[4], ARGV[1])
   redis.call('PTTL', KEYS[1])
   return {1, fence}
 end
 local pttl = redis.call('PTTL', KEYS[1])
 --- @include "record-waiter"
-recordWaiter(KEYS[3], ARGV[1], tonumber(ARGV[2]), pttl)
+recordWaiter(KEYS[4], ARGV[1], tonumber(ARGV[2]), pttl)
 return {0, pttl}

@@ -7,9 +7,10 @@
 -- ARGV[2]  value to proclaim
 -- ARGV[3]  ttl in ms
 -- ARGV[4]  approximate length the log is trimmed to
--- KEYS[4]  candidates (optional): sorted set, member = candidate token, score = when its record
+-- KEYS[4]  fence mark (the counter's high-water mark: includes/fence-mark.lua)
+-- KEYS[5]  candidates (optional): sorted set, member = candidate token, score = when its record
 --          lapses (server ms); read by inspection only (lh.inspect, leasehold status and top)
--- ARGV[5]  with KEYS[4]: '1' when this candidate will wait, so it is recorded among the candidates
+-- ARGV[5]  with KEYS[5]: '1' when this candidate will wait, so it is recorded among the candidates
 -- Returns  {1, fencingToken} when elected, {0, pttl of the current leader} otherwise.
 -- A term that ended by expiry is logged as vacant here, before the new term, so that observers
 -- see every change in order.
@@ -18,16 +19,17 @@
 -- never last read, so no tracking rule leaves a candidate listening to them on the first rule, and
 -- on Redis 7.0 their pushes reach no wait (a candidate listens to the leader key only).
 --- @include "next-fence"
+FENCE_MARK = KEYS[4]
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local pttl = redis.call('PTTL', KEYS[1])
-  if KEYS[4] and ARGV[5] == '1' then
+  if KEYS[5] and ARGV[5] == '1' then
 --- @include "record-waiter"
-    recordWaiter(KEYS[4], ARGV[1], tonumber(ARGV[3]), pttl)
+    recordWaiter(KEYS[5], ARGV[1], tonumber(ARGV[3]), pttl)
   end
   return {0, pttl}
 end
-if KEYS[4] then
-  redis.call('ZREM', KEYS[4], ARGV[1])
+if KEYS[5] then
+  redis.call('ZREM', KEYS[5], ARGV[1])
 end
 local last = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)[1]
 if last and last[2][2] ~= 'vacant' then

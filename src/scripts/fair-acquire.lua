@@ -10,12 +10,15 @@
 -- ARGV[2]  lease ttl in ms
 -- ARGV[3]  waiter ttl in ms: the deadline is pushed this far ahead on every attempt
 -- ARGV[4]  turn key prefix (the token is appended; same hash tag, so the same slot)
--- KEYS[7]  waiters' records (optional: direct grants, includes/hand-on-turn.lua)
+-- KEYS[7]  fence mark (the counter's high-water mark: includes/fence-mark.lua)
+--          (one slot: the arrival counter's too)
+-- KEYS[8]  waiters' records (optional: direct grants, includes/hand-on-turn.lua)
 -- ARGV[5]  '1' to join the queue when the lock cannot be had now, '0' for a single attempt
--- ARGV[6]  with KEYS[7]: this waiter's record "<channel>\n<ttl>\n<epoch>"
+-- ARGV[6]  with KEYS[8]: this waiter's record "<channel>\n<window>\n<epoch>", or '' (its grant
+--          subscription is down: no record, only a grant already made to it is looked for)
 -- Returns  {1, fencingToken} on success
---          {1, fencingToken, epoch}  a release granted it the lock while this attempt was on
---                            its way: validity counts from the send time of attempt `epoch`
+--          {1, fencingToken, epoch}  a release granted it the lock for its claim window, which
+--                            this attempt claims (the lock gets the full ttl again)
 --          {0, ms}           otherwise: ms until the holder's TTL runs out (when first in line)
 --                            or until the first waiter's deadline passes (a fallback timer)
 -- Waiters whose deadline passed (crashed, paused, abandoned) are dropped first, so a dead waiter
@@ -23,14 +26,16 @@
 -- Tracking: a waiter ends with a read of its turn key (the only key its wait listens to), a new
 -- holder with a read of the lock key.
 --- @include "next-fence"
+FENCE_MARK = KEYS[7]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local token, ttl, wttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local records = KEYS[7]
+local records = KEYS[8]
 if records and redis.call('GET', KEYS[1]) == token then
   local fence, epoch = string.match(redis.call('HGET', records, token) or '', '^=(%d+)\n(%d+)$')
   if fence then
     redis.call('HDEL', records, token)
+    redis.call('PEXPIRE', KEYS[1], ttl)
     redis.call('PTTL', KEYS[1])
     return {1, fence, tonumber(epoch)}
   end
@@ -68,7 +73,7 @@ if queued or ARGV[5] == '1' then
     head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
   end
   redis.call('ZADD', KEYS[3], now + wttl, token)
-  if records then
+  if records and ARGV[6] ~= '' then
     redis.call('HSET', records, token, ARGV[6])
   end
   -- The queue outlives its last waiter only briefly; never shorten another waiter's horizon.
@@ -78,8 +83,9 @@ if queued or ARGV[5] == '1' then
     end
   end
 end
--- Dropping a dead head made someone else first in line while the lock is free: wake only them.
-if free and head and head ~= before and head ~= token then
+-- Dropping a dead head made someone else first in line: wake only them (the lock is free, or
+-- it may be a grant's claim window that no release will end: they learn when it ends).
+if head and head ~= before and head ~= token then
   redis.call('SET', ARGV[4] .. head, '1', 'PX', wttl)
 end
 redis.call('GET', KEYS[6])

@@ -3,8 +3,9 @@
 -- KEYS[1]  lock key
 -- KEYS[2]  queue sorted set (token -> arrival number)
 -- KEYS[3]  deadlines sorted set (token -> deadline, server ms)
--- KEYS[4]  fencing counter    (KEYS[4..5] optional: without them, no grant)
+-- KEYS[4]  fencing counter    (KEYS[4..6] optional: without them, no grant)
 -- KEYS[5]  waiters' records   (hash: token -> direct-grant record)
+-- KEYS[6]  fence mark (the counter's high-water mark: includes/fence-mark.lua)
 -- ARGV[1]  holder token
 -- ARGV[2]  turn key prefix (the next waiter's token is appended; same hash tag)
 -- Returns  {1, nextToken or ''} when this holder held it (the caller wakes its own waiter:
@@ -24,4 +25,5 @@ if records then
   redis.call('HDEL', records, ARGV[1])
 end
 --- @include "hand-on-turn"
+FENCE_MARK = KEYS[6]
 return {1, handOn(KEYS[1], KEYS[2], KEYS[3], KEYS[4], records, ARGV[2])}

@@ -13,7 +13,8 @@ const registry: Script[] = [];
 /**
  * A line `--- @include "<name>"` stands for the text of `includes/<name>.lua` (bullmq's
  * convention). Includes may include others; each is expanded once per script, where it first
- * appears (next-fence and raise-fence both start with `idle`, which defines IDLE_MS).
+ * appears (next-fence and raise-fence both start with `idle`, which defines IDLE_MS, and
+ * `fence-mark`).
  */
 const INCLUDE = /^--- @include "([\w-]+)"$/gm;
 

@@ -2,7 +2,8 @@
 -- KEYS[2i-1]  lock key of the i-th name, in the caller's fixed order (sorted keys)
 -- KEYS[2i]    its fencing counter (advanced once per successful acquisition; expires as
 --             next-fence.lua says)
--- KEYS[2n+i]  (only with ARGV[3] = '1') the i-th name's multiLock waiters: sorted set, member =
+-- KEYS[2n+i]  its fence mark (the counter's high-water mark: includes/fence-mark.lua)
+-- KEYS[3n+i]  (only with ARGV[3] = '1') the i-th name's multiLock waiters: sorted set, member =
 --             the waiter's stored value, score = when its record lapses (server ms); read by
 --             inspection only (lh.inspect, leasehold status and top, the dashboard)
 -- ARGV[1]     owner token (the same for every name)
@@ -22,7 +23,7 @@
 -- names before the blocking one arm those too: a spurious wake at most.
 --- @include "next-fence"
 local join = ARGV[3] == '1'
-local n = join and #KEYS / 3 or #KEYS / 2
+local n = join and #KEYS / 4 or #KEYS / 3
 for i = 1, n do
   local lock = KEYS[2 * i - 1]
   if redis.call('EXISTS', lock) == 1 then
@@ -30,7 +31,7 @@ for i = 1, n do
     if join then
 --- @include "record-waiter"
       for j = 1, n do
-        recordWaiter(KEYS[2 * n + j], ARGV[1], tonumber(ARGV[2]), pttl)
+        recordWaiter(KEYS[3 * n + j], ARGV[1], tonumber(ARGV[2]), pttl)
       end
     end
     return {0, pttl, i}
@@ -39,9 +40,10 @@ end
 local reply = {1}
 for i = 1, n do
   redis.call('SET', KEYS[2 * i - 1], ARGV[1], 'PX', ARGV[2])
+  FENCE_MARK = KEYS[2 * n + i]
   reply[i + 1] = nextFence(KEYS[2 * i])
   if join then
-    redis.call('ZREM', KEYS[2 * n + i], ARGV[1])
+    redis.call('ZREM', KEYS[3 * n + i], ARGV[1])
   end
 end
 for i = 1, n do

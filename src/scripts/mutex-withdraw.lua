@@ -4,9 +4,11 @@
 -- KEYS[2]  fencing counter
 -- KEYS[3]  waiters' queue
 -- KEYS[4]  waiters' records
+-- KEYS[5]  fence mark (the counter's high-water mark: includes/fence-mark.lua)
 -- ARGV[1]  the waiter's token
 -- Returns  1 when it held the lock (given on or freed), 0 otherwise.
 --- @include "grant-next"
+FENCE_MARK = KEYS[5]
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
 if redis.call('GET', KEYS[1]) == ARGV[1] then

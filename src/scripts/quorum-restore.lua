@@ -2,6 +2,7 @@
 -- other nodes confirmed it in the same extension round (a node that restarted empty).
 -- KEYS[1]  lock key
 -- KEYS[2]  fencing counter (raised with an expiry derived from the token: raise-fence.lua)
+-- KEYS[3]  fence mark (the counter's high-water mark, raised with it: includes/fence-mark.lua)
 -- ARGV[1]  owner token
 -- ARGV[2]  ttl in ms
 -- ARGV[3]  the lease's fencing token (decimal)
@@ -11,6 +12,7 @@
 -- same expiry, raise-fence.lua), so the node never hands out a smaller token later. The closing
 -- read arms tracking of the lock key.
 --- @include "raise-fence"
+FENCE_MARK = KEYS[3]
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return 0
 end

@@ -4,12 +4,13 @@
 -- KEYS[1]  readers sorted set
 -- KEYS[2]  reader-release counter (INCR-ed so that a waiting writer hears of it; expires IDLE_MS
 --          after its last change)
--- KEYS[3]  writer key              (KEYS[3..8] optional: without them, no grant)
+-- KEYS[3]  writer key              (KEYS[3..9] optional: without them, no grant)
 -- KEYS[4]  waiting writers sorted set
 -- KEYS[5]  fencing counter
 -- KEYS[6]  waiting writers' records
 -- KEYS[7]  waiting readers' queue
 -- KEYS[8]  waiting readers' records
+-- KEYS[9]  fence mark (the counter's high-water mark: includes/fence-mark.lua)
 -- ARGV[1]  reader token
 -- Returns  1 when it was held, 0 otherwise.
 --- @include "idle"
@@ -29,5 +30,6 @@ if not KEYS[6] or redis.call('EXISTS', KEYS[6]) == 0 or redis.call('EXISTS', KEY
   return 1
 end
 --- @include "grant-writer"
+FENCE_MARK = KEYS[9]
 handOnWrite(KEYS[3], KEYS[1], KEYS[4], KEYS[5], KEYS[6])
 return 1

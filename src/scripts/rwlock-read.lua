@@ -7,9 +7,10 @@
 --          value means nothing, so it expires IDLE_MS after its last change
 -- ARGV[1]  reader token (a registered reader's: the same for its whole wait)
 -- ARGV[2]  ttl in ms
--- KEYS[6]  waiting readers' queue    (optional: direct grants, includes/grant-readers.lua)
--- KEYS[7]  waiting readers' records  (optional, with KEYS[6])
--- ARGV[3]  with KEYS[6]: this reader's record "<channel>\n<ttl>\n<epoch>"
+-- KEYS[6]  fence mark (the counter's high-water mark: includes/fence-mark.lua)
+-- KEYS[7]  waiting readers' queue    (optional: direct grants, includes/grant-readers.lua)
+-- KEYS[8]  waiting readers' records  (optional, with KEYS[7])
+-- ARGV[3]  with KEYS[7]: this reader's record "<channel>\n<ttl>\n<epoch>"
 -- Returns  {1, fencingToken} on success
 --          {1, fencingToken, epoch}  a release granted it a read lease while this attempt was
 --                            on its way: validity counts from the send time of attempt `epoch`
@@ -19,6 +20,7 @@
 -- writers, the keys its wait listens to; the queue and records are written last. A reader's
 -- lease listens to nothing but resets.
 --- @include "next-fence"
+FENCE_MARK = KEYS[6]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[2])
@@ -30,11 +32,16 @@ end
 -- reader's. (The readers are read only then, and the records written after they are read, so
 -- that a waiting reader is armed on neither: every reader's extension writes the one, every
 -- registration the other.)
-if KEYS[6] then
-  local fence, epoch = string.match(redis.call('HGET', KEYS[7], ARGV[1]) or '', '^=(%d+)\n(%d+)$')
+if KEYS[7] then
+  local fence, epoch = string.match(redis.call('HGET', KEYS[8], ARGV[1]) or '', '^=(%d+)\n(%d+)$')
   if fence then
-    redis.call('HDEL', KEYS[7], ARGV[1])
+    redis.call('HDEL', KEYS[8], ARGV[1])
     if redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+      -- Claimed: the read lease gets the full ttl (a grant holds it for the claim window only).
+      redis.call('ZADD', KEYS[2], now + ttl, ARGV[1])
+      if redis.call('PTTL', KEYS[2]) < ttl then
+        redis.call('PEXPIRE', KEYS[2], ttl)
+      end
       return {1, fence, tonumber(epoch)}
     end
   end
@@ -51,9 +58,9 @@ else
   end
 end
 if hint then
-  if KEYS[6] then
+  if KEYS[7] and ARGV[3] ~= '' then
 --- @include "register-waiter"
-    registerWaiter(KEYS[6], KEYS[7], ARGV[1], ARGV[3], ttl)
+    registerWaiter(KEYS[7], KEYS[8], ARGV[1], ARGV[3], ttl)
   end
   return {0, hint}
 end
@@ -65,8 +72,8 @@ end
 if redis.call('PTTL', KEYS[2]) < ttl then
   redis.call('PEXPIRE', KEYS[2], ttl)
 end
-if KEYS[6] then
-  redis.call('ZREM', KEYS[6], ARGV[1])
-  redis.call('HDEL', KEYS[7], ARGV[1])
+if KEYS[7] then
+  redis.call('ZREM', KEYS[7], ARGV[1])
+  redis.call('HDEL', KEYS[8], ARGV[1])
 end
 return {1, nextFence(KEYS[4])}

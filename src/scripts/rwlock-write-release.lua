@@ -9,6 +9,7 @@
 -- KEYS[5]  waiting writers' records
 -- KEYS[6]  waiting readers' queue
 -- KEYS[7]  waiting readers' records
+-- KEYS[8]  fence mark (the counter's high-water mark: includes/fence-mark.lua)
 -- ARGV[1]  writer token
 -- Returns  1 when it held the lease, 0 otherwise.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
@@ -22,6 +23,7 @@ if redis.call('EXISTS', KEYS[5], KEYS[7]) == 0 then
 end
 --- @include "grant-writer"
 --- @include "grant-readers"
+FENCE_MARK = KEYS[8]
 -- A granted lease's record, if its release comes before the attempt that would have read it.
 redis.call('HDEL', KEYS[5], ARGV[1])
 handOnWrite(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])

@@ -7,9 +7,10 @@
 -- KEYS[5]  reader-release counter (expires IDLE_MS after its last change)
 -- ARGV[1]  writer token (stable while this writer waits)
 -- ARGV[2]  ttl in ms (of the lease, and of the waiting registration)
--- KEYS[6]  waiting writers' records (optional: direct grants, includes/grant-writer.lua)
+-- KEYS[6]  fence mark (the counter's high-water mark: includes/fence-mark.lua)
+-- KEYS[7]  waiting writers' records (optional: direct grants, includes/grant-writer.lua)
 -- ARGV[3]  '1' to register as waiting when blocked, '0' for a single attempt (tryWrite)
--- ARGV[4]  with KEYS[6]: this writer's record "<channel>\n<ttl>\n<epoch>"
+-- ARGV[4]  with KEYS[7]: this writer's record "<channel>\n<ttl>\n<epoch>"
 -- Returns  {1, fencingToken} on success
 --          {1, fencingToken, epoch}  a release granted it the lease while this attempt was on
 --                            its way: validity counts from the send time of attempt `epoch`
@@ -18,14 +19,16 @@
 -- Tracking: a holder ends with a read of the writer key; a blocked writer with reads of the
 -- writer key and the reader-release counter, the two keys its wait listens to.
 --- @include "next-fence"
+FENCE_MARK = KEYS[6]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[2])
-local records = KEYS[6]
+local records = KEYS[7]
 if records and redis.call('GET', KEYS[1]) == ARGV[1] then
   local fence, epoch = string.match(redis.call('HGET', records, ARGV[1]) or '', '^=(%d+)\n(%d+)$')
   if fence then
     redis.call('HDEL', records, ARGV[1])
+    redis.call('PEXPIRE', KEYS[1], ttl)
     redis.call('PTTL', KEYS[1])
     return {1, fence, tonumber(epoch)}
   end
@@ -59,7 +62,7 @@ if ARGV[3] == '1' then
   if redis.call('PTTL', KEYS[3]) < ttl then
     redis.call('PEXPIRE', KEYS[3], ttl)
   end
-  if records then
+  if records and ARGV[4] ~= '' then
     -- Kept twice the TTL: a registered writer attempts again at least every third of it.
     redis.call('HSET', records, ARGV[1], ARGV[4])
     if redis.call('PTTL', records) < ttl * 2 then

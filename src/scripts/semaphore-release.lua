@@ -3,9 +3,10 @@
 -- KEYS[1]  holders sorted set
 -- KEYS[2]  release counter (INCR-ed so that waiters in other processes hear of it; expires
 --          IDLE_MS after its last change)
--- KEYS[3]  fencing counter   (KEYS[3..5] optional: without them, no grant)
+-- KEYS[3]  fencing counter   (KEYS[3..6] optional: without them, no grant)
 -- KEYS[4]  waiters' queue
 -- KEYS[5]  waiters' records
+-- KEYS[6]  fence mark (the counter's high-water mark: includes/fence-mark.lua)
 -- ARGV[1]  owner token
 -- ARGV[2]  permits held
 -- Returns  1 when every permit was still held, 0 otherwise.
@@ -30,6 +31,7 @@ if removed == 0 or not KEYS[3] or redis.call('EXISTS', KEYS[5]) == 0 then
   return held
 end
 --- @include "grant-permits"
+FENCE_MARK = KEYS[6]
 -- A granted lease's record, if a release comes before the attempt that would have read it.
 redis.call('HDEL', KEYS[5], ARGV[1])
 grantPermits(KEYS[1], KEYS[3], KEYS[4], KEYS[5])

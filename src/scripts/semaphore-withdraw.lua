@@ -5,10 +5,12 @@
 -- KEYS[3]  fencing counter
 -- KEYS[4]  waiters' queue
 -- KEYS[5]  waiters' records
+-- KEYS[6]  fence mark (the counter's high-water mark: includes/fence-mark.lua)
 -- ARGV[1]  the waiter's token
 -- ARGV[2]  permits it asked for
 -- Returns  1 when it held permits (given back, granted on), 0 otherwise.
 --- @include "grant-permits"
+FENCE_MARK = KEYS[6]
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('HDEL', KEYS[5], ARGV[1])
 local removed = 0

@@ -4,6 +4,7 @@
 import { describe } from 'node:test';
 import { electionConformance } from './election.conformance.ts';
 import { fairConformance } from './fair.conformance.ts';
+import { jobsConformance } from './jobs.conformance.ts';
 import type { ConformanceTarget } from './mutex.conformance.ts';
 import { rwlockConformance } from './rwlock.conformance.ts';
 import { semaphoreConformance } from './semaphore.conformance.ts';
@@ -25,5 +26,6 @@ export function primitivesConformance(label: string, start: () => Promise<Confor
     rwlockConformance(suite);
     fairConformance(suite);
     electionConformance(suite);
+    jobsConformance(suite);
   });
 }

@@ -17,6 +17,12 @@ export function semaphoreConformance(suite: Suite): void {
       const { lhs } = await suite.instances(1_000, 1_000, 1_000);
       let inside = 0;
       let most = 0;
+      // Until two were ever inside, a holder stays until a second one joins: a free permit must
+      // be taken while others wait, however slow the store (a sleep here raced its round trips).
+      let second!: () => void;
+      const paired = new Promise<void>((resolve) => {
+        second = resolve;
+      });
       await Promise.all(
         lhs.flatMap((lh) =>
           [0, 1].map(async () => {
@@ -25,6 +31,8 @@ export function semaphoreConformance(suite: Suite): void {
               const lease = await sem.acquire({ timeout: 10_000 });
               inside += 1;
               most = Math.max(most, inside);
+              if (most === 2) second();
+              await within(paired, 5_000, 'a second holder while one holds and others wait');
               await sleep(3);
               inside -= 1;
               await lease.release();

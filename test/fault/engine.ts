@@ -36,7 +36,8 @@ let runCounter = 0;
 export async function runScenario(scenario: Scenario, mode: Mode, options: RunOptions): Promise<RunResult> {
   const started = hostNow();
   const wallClock = watchWallClock();
-  const { ttl, rounds, resource } = options;
+  const { rounds, resource } = options;
+  const ttl = scenario.ttl?.(options.ttl) ?? options.ttl;
   const primitive = options.primitive ?? 'mutex';
   runCounter += 1;
   const tag = `${scenario.id}-${mode.name}-${primitive}-${process.pid}-${runCounter}`;

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FaultContext, FaultWorker, ModeName, Scenario } from './types.ts';
+import { WAITER_SCENARIOS } from './waiter-scenarios.ts';
 
 /**
  * The fault matrix. Every scenario runs 3 contending worker processes, each behind its own proxy
@@ -386,6 +387,7 @@ export const SCENARIOS: readonly MatrixScenario[] = [
       }
     },
   },
+  ...WAITER_SCENARIOS,
 ];
 
 /**
@@ -396,6 +398,8 @@ export const SCENARIOS: readonly MatrixScenario[] = [
  */
 export const PRIMITIVE_SCENARIOS: readonly string[] = [
   'partition',
+  'waiter-sigstop',
+  'waiter-partition',
   'holder-sigstop',
   'redis-sigstop',
   'restart-empty',

@@ -84,6 +84,8 @@ export interface Scenario {
   mayRegress?: string;
   /** The fault needs a proxy per worker (partitions, latency): not available in cluster mode. */
   needsProxy?: boolean;
+  /** The workers' TTL for this scenario, given the run's (default: the run's). */
+  ttl?: (ttl: number) => number;
   /** The lock servers run under the clock shim (test/harness/fake-clock.ts): needs gcc. */
   serverClock?: boolean;
   /** Extra Leasehold.connect() options for the workers, per mode. */

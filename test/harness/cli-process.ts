@@ -16,8 +16,8 @@ export interface CliProcess {
   stderr: string;
   /** Resolves with the exit code once the process has exited and its output is complete. */
   done: Promise<number>;
-  /** Resolves once stdout contains `text`. */
-  output(text: string): Promise<void>;
+  /** Resolves once stdout contains `text` (`times` times). */
+  output(text: string, times?: number): Promise<void>;
 }
 
 /** Starts `leasehold <args>` against the server at `url` with a private key prefix. */
@@ -39,10 +39,10 @@ export function startCli(
     stdout: '',
     stderr: '',
     done: once(child, 'close').then(([code]) => code as number),
-    output: (text) =>
+    output: (text, times = 1) =>
       new Promise((resolve, reject) => {
         const check = () => {
-          if (!result.stdout.includes(text)) return;
+          if (result.stdout.split(text).length <= times) return;
           child.stdout?.off('data', check);
           resolve();
         };

@@ -14,6 +14,9 @@ export function countingCore(): LeaseCore & { batches: number } {
     async release() {
       return true;
     },
+    async hold() {
+      return true;
+    },
   };
   return core;
 }

@@ -64,11 +64,13 @@ function runAs(): { uid?: number; gid?: number } {
 export class PgServer {
   readonly port: number;
   readonly dir: string;
+  readonly #env: NodeJS.ProcessEnv | undefined;
   #child: ChildProcess | undefined;
 
-  private constructor(port: number, dir: string) {
+  private constructor(port: number, dir: string, env: NodeJS.ProcessEnv | undefined) {
     this.port = port;
     this.dir = dir;
+    this.#env = env;
   }
 
   /** URL of database `db` (default: the `leasehold` database created at start). */
@@ -80,8 +82,12 @@ export class PgServer {
     return this.#child?.pid;
   }
 
-  /** initdb, start, create database `leasehold`. `standby`: starts in recovery (pg_is_in_recovery()). */
-  static async start(options: { standby?: boolean } = {}): Promise<PgServer> {
+  /**
+   * initdb, start, create database `leasehold`. `standby`: starts in recovery
+   * (pg_is_in_recovery()). `env`: extra environment for the server (not initdb), e.g. a clock
+   * shim's (test/harness/fake-clock.ts; its directory must be readable by the postgres user).
+   */
+  static async start(options: { standby?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<PgServer> {
     const bin = pgBin();
     if (bin === undefined) throw new Error(pgServerMissing());
     const dir = mkdtempSync(join(tmpdir(), 'leasehold-pg-'));
@@ -94,7 +100,7 @@ export class PgServer {
       { ...who, encoding: 'utf8' },
     );
     if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
-    const server = new PgServer(await freePort(), dir);
+    const server = new PgServer(await freePort(), dir, options.env);
     if (!options.standby) {
       await server.#spawn();
       const admin = new pg.Client({ connectionString: server.url('postgres') });
@@ -124,7 +130,12 @@ export class PgServer {
         '-c',
         'max_connections=200',
       ],
-      { ...runAs(), detached: true, stdio: 'ignore' },
+      {
+        ...runAs(),
+        detached: true,
+        stdio: 'ignore',
+        ...(this.#env === undefined ? {} : { env: { ...process.env, ...this.#env } }),
+      },
     );
     this.#child = child;
     reapOnExit(child);

@@ -20,7 +20,7 @@ interface Pair {
  * proxy.setLatency(50);
  */
 export class FaultProxy {
-  readonly targetPort: number;
+  #target: number;
   readonly #server: Server;
   readonly #pairs = new Set<Pair>();
   #port = 0;
@@ -37,7 +37,7 @@ export class FaultProxy {
   #stopped = false;
 
   private constructor(targetPort: number) {
-    this.targetPort = targetPort;
+    this.#target = targetPort;
     this.#server = createServer((client) => this.#accept(client));
   }
 
@@ -49,6 +49,20 @@ export class FaultProxy {
 
   get port(): number {
     return this.#port;
+  }
+
+  /** The port connections made from now on go to. */
+  get targetPort(): number {
+    return this.#target;
+  }
+
+  /**
+   * Sends new connections to `port` and resets the open ones, as a failover endpoint (a managed
+   * service's primary address, a virtual IP) does when it moves to a promoted replica.
+   */
+  retarget(port: number): void {
+    this.#target = port;
+    this.resetAll();
   }
 
   get url(): string {
@@ -151,7 +165,7 @@ export class FaultProxy {
       client.destroy();
       return;
     }
-    const upstream = createConnection({ port: this.targetPort, host: '127.0.0.1' });
+    const upstream = createConnection({ port: this.#target, host: '127.0.0.1' });
     const pair: Pair = { client, upstream };
     this.#pairs.add(pair);
     client.setNoDelay(true);

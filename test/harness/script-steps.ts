@@ -10,19 +10,21 @@ import { scriptSource } from '../../src/scripts/index.ts';
  */
 export type Step = { script: string; source: string; keys: string[]; args: string[] } | { command: string[] };
 
-const s = (script: string, keys: string[], ...args: (string | number)[]): Step => ({
+export const s = (script: string, keys: string[], ...args: (string | number)[]): Step => ({
   script,
   source: scriptSource(script),
   keys,
   args: args.map(String),
 });
 const lua = (source: string, ...keys: string[]): Step => ({ script: 'inline', source, keys, args: [] });
-const c = (...args: (string | number)[]): Step => ({ command: args.map(String) });
+export const c = (...args: (string | number)[]): Step => ({ command: args.map(String) });
 
-const TTL = 10_000;
-const mutex = ['m', 'm:fence'];
-const sem = ['sem', 'sem:fence', 'sem:released'];
-const rw = ['rw:writer', 'rw:readers', 'rw:waiting', 'rw:fence', 'rw:released'];
+export const TTL = 10_000;
+/** The fence mark (one Redis: one for every name of the run, whatever their slots). */
+export const MARK = 'fence-mark';
+const mutex = ['m', 'm:fence', MARK];
+const sem = ['sem', 'sem:fence', 'sem:released', MARK];
+const rw = ['rw:writer', 'rw:readers', 'rw:waiting', 'rw:fence', 'rw:released', MARK];
 const fair = (token: string) => [
   'fair',
   'fair:queue',
@@ -30,12 +32,13 @@ const fair = (token: string) => [
   'fair:arrivals',
   'fair:fence',
   `turn:${token}`,
+  MARK,
 ];
 const fairOut = ['fair', 'fair:queue', 'fair:deadlines'];
 /** A read-write lock with direct grants: as write takes its keys, as releases and withdraw do. */
-const rwGranted = ['rg:writer', 'rg:readers', 'rg:waiting', 'rg:fence', 'rg:released', 'rg:grants'];
+const rwGranted = ['rg:writer', 'rg:readers', 'rg:waiting', 'rg:fence', 'rg:released', MARK, 'rg:grants'];
 const rwReaders = ['rg:rqueue', 'rg:rgrants'];
-const rwReader = [...rwGranted.slice(0, 5), ...rwReaders];
+const rwReader = [...rwGranted.slice(0, 6), ...rwReaders];
 const rwReadOut = [
   'rg:readers',
   'rg:released',
@@ -44,29 +47,29 @@ const rwReadOut = [
   'rg:fence',
   'rg:grants',
   ...rwReaders,
+  MARK,
 ];
-const rwWriteOut = ['rg:writer', 'rg:readers', 'rg:waiting', 'rg:fence', 'rg:grants', ...rwReaders];
-const rwWithdraw = ['rg:waiting', 'rg:writer', 'rg:readers', 'rg:fence', 'rg:grants', ...rwReaders];
+const rwWriteOut = ['rg:writer', 'rg:readers', 'rg:waiting', 'rg:fence', 'rg:grants', ...rwReaders, MARK];
+const rwWithdraw = ['rg:waiting', 'rg:writer', 'rg:readers', 'rg:fence', 'rg:grants', ...rwReaders, MARK];
 /** A fair lock with direct grants: as acquire takes its keys, and as release and withdraw do. */
 const fairGranted = (token: string) => [...fair(token).map((k) => k.replace(/^fair/, 'fg')), 'fg:grants'];
-const fairGiven = ['fg', 'fg:queue', 'fg:deadlines', 'fg:fence', 'fg:grants'];
-const el = ['el', 'el:fence', 'el:log'];
-/** An election whose waiting candidates are recorded (election-campaign.lua's KEYS[4]). */
-const elc = [...el, 'el:candidates'];
-const granted = ['g', 'g:fence', 'g:waiters', 'g:grants'];
+const fairGiven = ['fg', 'fg:queue', 'fg:deadlines', 'fg:fence', 'fg:grants', MARK];
+const granted = ['g', 'g:fence', MARK, 'g:waiters', 'g:grants'];
+/** The same mutex as release and mutex-withdraw take its keys. */
+const grantedOut = ['g', 'g:fence', 'g:waiters', 'g:grants', MARK];
 /** A mutex whose waiters are recorded for inspection (acquire-recorded.lua). */
-const recorded = ['mr', 'mr:fence', 'mr:recorded'];
+const recorded = ['mr', 'mr:fence', MARK, 'mr:recorded'];
 /** A direct-grant record: channel, ttl, epoch (nobody listens on this channel, on either side). */
 const record = (epoch: number) => `ch\n${TTL}\n${epoch}`;
 /** A semaphore's keys with direct grants: as acquire takes them, and as release and withdraw do. */
-const semGranted = ['sg', 'sg:fence', 'sg:released', 'sg:waiters', 'sg:grants'];
-const semGiven = ['sg', 'sg:released', 'sg:fence', 'sg:waiters', 'sg:grants'];
+const semGranted = ['sg', 'sg:fence', 'sg:released', MARK, 'sg:waiters', 'sg:grants'];
+const semGiven = ['sg', 'sg:released', 'sg:fence', 'sg:waiters', 'sg:grants', MARK];
 /** A semaphore waiter's record: channel, ttl, epoch, permits, limit (nobody listens either). */
 const semRecord = (epoch: number, permits: number) => `ch\n${TTL}\n${epoch}\n${permits}\n1`;
 /** A permit's expiry far ahead, in server ms. */
 const FAR = 9_999_999_999_999;
-const multi = ['ma', 'ma:fence', 'mb', 'mb:fence', 'mc', 'mc:fence'];
-/** The same names with their multiLock waiter sets (multi-acquire.lua's KEYS[2n+i]). */
+const multi = ['ma', 'ma:fence', 'mb', 'mb:fence', 'mc', 'mc:fence', MARK, MARK, MARK];
+/** The same names with their multiLock waiter sets (multi-acquire.lua's KEYS[3n+i]). */
 const multiJoin = [...multi, 'ma:multi', 'mb:multi', 'mc:multi'];
 
 /** Turn-key prefixes are ARGV: `@` stands for the run's prefix. */
@@ -86,14 +89,14 @@ export const steps: Step[] = [
   s('acquire', granted, 'w1', TTL, record(2)),
   s('acquire', granted, 'w1', TTL, record(3)),
   s('acquire', granted, 'w2', TTL, record(4)),
-  s('inspect-mutex', granted.slice(0, 3), 10),
+  s('inspect-mutex', ['g', 'g:fence', 'g:waiters'], 10),
   c('HGET', 'g:grants', 'w1'),
   c('ZRANGE', 'g:waiters', 0, -1),
-  s('mutex-withdraw', granted, 'w2'),
-  s('release', granted, 'h1'),
+  s('mutex-withdraw', grantedOut, 'w2'),
+  s('release', grantedOut, 'h1'),
   c('EXISTS', 'g', 'g:waiters', 'g:grants'),
   s('acquire', granted, 'w3', TTL, record(5)),
-  s('mutex-withdraw', granted, 'w3'),
+  s('mutex-withdraw', grantedOut, 'w3'),
   c('EXISTS', 'g'),
   c('SET', 'm:fence', '5000000000000000'),
   s('acquire', mutex, 'o3', TTL),
@@ -134,7 +137,7 @@ export const steps: Step[] = [
   s('multi-acquire', multi, 'x1', TTL),
   s('multi-acquire', multi, 'x2', TTL),
   s('release', ['ma'], 'x1'),
-  s('acquire', ['mb', 'mb:fence'], 'x3', TTL),
+  s('acquire', ['mb', 'mb:fence', MARK], 'x3', TTL),
   s('multi-acquire', multi, 'x2', TTL),
   c('EXISTS', 'ma'),
   s('release', ['mb'], 'x1'),
@@ -160,7 +163,7 @@ export const steps: Step[] = [
   s('release', ['ma'], 'x4'),
   s('release', ['mb'], 'x4'),
   s('release', ['mc'], 'x4'),
-  s('acquire', ['mb', 'mb:fence'], 'x5', TTL),
+  s('acquire', ['mb', 'mb:fence', MARK], 'x5', TTL),
   s('multi-acquire', multiJoin, 'w1', TTL, '1'),
   s('multi-acquire', multiJoin, 'w2', TTL * 2, '1'),
   s('multi-acquire', multi, 'w3', TTL),
@@ -239,7 +242,7 @@ export const steps: Step[] = [
   // read-write lock direct grants: writers register; the last reader out grants (PUBLISH counts
   // 0: each writer dropped in turn); a write release grants; a grant found on its way; its own
   // lease without a record; withdraw of a granted writer; writers past their deadline dropped
-  s('rwlock-read', rwGranted.slice(0, 5), 'r1', TTL),
+  s('rwlock-read', rwGranted.slice(0, 6), 'r1', TTL),
   s('rwlock-write', rwGranted, 'w1', TTL, '1', record(1)),
   s('rwlock-write', rwGranted, 'w2', TTL, '1', record(2)),
   c('HLEN', 'rg:grants'),
@@ -268,7 +271,7 @@ export const steps: Step[] = [
   // release grants them (PUBLISH counts 0: each taken out again); a grant found on its way; its
   // own lease without a record; a granted reader's withdraw; a writer's withdraw grants the
   // readers it kept out
-  s('rwlock-write', rwGranted.slice(0, 5), 'w7', TTL, '0'),
+  s('rwlock-write', rwGranted.slice(0, 6), 'w7', TTL, '0'),
   s('rwlock-read', rwReader, 'r5', TTL, record(9)),
   s('rwlock-read', rwReader, 'r6', TTL, record(10)),
   c('ZRANGE', 'rg:rqueue', 0, -1),
@@ -341,60 +344,20 @@ export const steps: Step[] = [
   s('fair-acquire', fairGranted('g2'), 'g2', TTL, TTL, '@turn:', '1', record(4)),
   s('fair-acquire', fairGranted('g2'), 'g2', TTL, TTL, '@turn:', '1', record(5)),
   c('ZRANGE', 'fg:queue', 0, -1),
-  s('fair-withdraw', [...fairGiven.slice(0, 3), 'turn:g2', 'fg:fence', 'fg:grants'], 'g2', '@turn:'),
+  s('fair-withdraw', [...fairGiven.slice(0, 3), 'turn:g2', 'fg:fence', 'fg:grants', MARK], 'g2', '@turn:'),
   c('EXISTS', 'fg'),
   c('GET', 'turn:g3'),
-  s('fair-withdraw', [...fairGiven.slice(0, 3), 'turn:g3', 'fg:fence', 'fg:grants'], 'g3', '@turn:'),
+  s('fair-withdraw', [...fairGiven.slice(0, 3), 'turn:g3', 'fg:fence', 'fg:grants', MARK], 'g3', '@turn:'),
   c('EXISTS', 'fg:queue', 'fg:grants'),
   c('ZADD', 'fg:queue', 1, 'dead'),
   c('ZADD', 'fg:deadlines', 1, 'dead'),
   c('HSET', 'fg:grants', 'dead', record(6)),
   s('fair-acquire', fairGranted('g4'), 'g4', TTL, TTL, '@turn:', '1', record(7)),
   c('HLEN', 'fg:grants'),
-  // election
-  s('election-campaign', el, 'c1', 'a', TTL, 1000),
-  s('election-campaign', el, 'c2', 'b', TTL, 1000),
-  s('inspect-election', ['el', 'el:fence'], 10),
-  s('election-observe', ['el', 'el:log'], '', 100, 1000),
-  s('election-proclaim', ['el', 'el:log'], 'c1', 'a2', 1000),
-  s('election-proclaim', ['el', 'el:log'], 'c2', 'b2', 1000),
-  s('election-extend', ['el', 'el:log'], 'c1', TTL),
-  s('election-extend', ['el', 'el:log'], 'c2', TTL),
-  c('HMGET', 'el', 'value', 'fence', 'logexpiry'),
-  c('PTTL', 'el:log'),
-  c('PTTL', 'el:fence'),
-  s('election-resign', ['el', 'el:log'], 'c1', 1000),
-  s('election-resign', ['el', 'el:log'], 'c1', 1000),
-  s('election-campaign', el, 'c2', 'b', TTL, 1000),
-  c('DEL', 'el'),
-  s('election-observe', ['el', 'el:log'], '0-0', 100, 1000),
-  s('election-observe', ['el', 'el:log'], '0-0', 2, 1000),
-  c('PTTL', 'el:log'),
-  s('election-observe', ['el', 'el:log'], '99999999999999-0', 2, 1000),
-  // election candidates: recorded when they will wait, removed when elected or withdrawn (k2's
-  // longer TTL keeps the members' order apart from a millisecond of rounding)
-  s('election-campaign', elc, 'k0', 'z', TTL, 1000, '1'),
-  s('election-campaign', elc, 'k1', 'a', TTL, 1000, '1'),
-  s('election-campaign', elc, 'k2', 'b', TTL * 2, 1000, '1'),
-  s('election-campaign', elc, 'k3', 'c', TTL, 1000, '0'),
-  s('election-campaign', elc, 'k3', 'c', 1000, 1000, '1'),
-  c('ZCARD', 'el:candidates'),
-  s('inspect-election', ['el', 'el:fence', 'el:candidates'], 10),
-  s('inspect-election', ['el', 'el:fence', 'el:candidates'], 1),
-  s('forget-waiter', ['el:candidates'], 'k3'),
-  c('ZRANGE', 'el:candidates', 0, -1),
-  c('DEL', 'el'),
-  s('election-campaign', elc, 'k2', 'b', TTL, 1000, '1'),
-  c('ZRANGE', 'el:candidates', 0, -1),
-  c('ZADD', 'el:candidates', 1, 'dead'),
-  s('inspect-election', ['el', 'el:fence', 'el:candidates'], 10),
-  s('election-resign', ['el', 'el:log'], 'k2', 1000),
-  s('election-campaign', elc, 'k4', 'd', TTL, 1000, '1'),
-  c('ZRANGE', 'el:candidates', 0, -1),
   // quorum fencing
-  s('fence-raise', ['q', 'q:fence'], 'o', '42'),
+  s('fence-raise', ['q', 'q:fence', MARK], 'o', '42'),
   c('SET', 'q', 'o'),
-  s('fence-raise', ['q', 'q:fence'], 'o', '7'),
+  s('fence-raise', ['q', 'q:fence', MARK], 'o', '7'),
   c('GET', 'q:fence'),
   c('PTTL', 'q:fence'),
   // Redis's Lua conventions: reply and argument conversions, status and error replies, globals

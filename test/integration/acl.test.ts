@@ -5,7 +5,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { Leasehold, NotificationsError, RedisCommandError } from '../../src/index.ts';
+import {
+  Leasehold,
+  NotificationsError,
+  RedisCommandError,
+  ScriptingUnavailableError,
+} from '../../src/index.ts';
 import { leasehold } from '../harness/cli.ts';
 import { exercise } from '../harness/exercise.ts';
 import { mode, testDriver, testNotifications, useRedis } from '../harness/leasehold.ts';
@@ -86,19 +91,21 @@ describe(`least-privilege ACL users (${mode})`, () => {
     }
   });
 
-  test('without EVALSHA: RedisCommandError and CLI exit 77, each naming it', async () => {
-    const lh = await connect('noevalsha', 'auto');
-    try {
-      const error = await lh.acquire('job', { timeout: 1_000 }).catch((e: unknown) => e);
-      assert.ok(error instanceof RedisCommandError, String(error));
-      assert.match(error.message, /'evalsha' command/);
-      assert.match(error.message, /lacks \+evalsha; docs\/security\.md/);
-    } finally {
-      await lh.close();
-    }
+  test('without EVALSHA: connect() rejects with ScriptingUnavailableError and the CLI exits 77, each naming it', async () => {
+    // Every operation is a script: connect() finds out (issue 41, item 6), not the first acquire.
+    const error = await connect('noevalsha', 'auto').then(
+      async (lh) => {
+        await lh.close();
+        return undefined;
+      },
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof ScriptingUnavailableError, String(error));
+    assert.match(error.message, /'evalsha' command/);
+    assert.match(error.message, /\+evalsha .*docs\/security\.md/);
     const status = await cli('noevalsha', ['status', 'job']);
     assert.equal(status.code, 77, status.stderr);
-    assert.match(status.stderr, /'evalsha' command .*https:\/\/\S+\/docs\/security\.md/);
+    assert.match(status.stderr, /'evalsha' command.*https:\/\/\S+\/docs\/security\.md/);
     assert.doesNotMatch(status.stderr, /SECRET/);
   });
 

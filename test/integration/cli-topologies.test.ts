@@ -106,9 +106,10 @@ describe(`the CLI on a quorum of masters (${mode})`, () => {
   test("status and top show each node's copy and an under-replicated name; release --force frees every node", async () => {
     const prefix = uniquePrefix('qct');
     const flag = ['--nodes', masters.urls.join(',')];
-    // Polling, with a long TTL: the holder puts a lost copy back at its next extension (10 s
-    // away) instead of at once on the push, so the node stays without it while the CLI looks.
-    const lh = await connect({ nodes: [...masters.urls], prefix, notifications: 'polling', ttl: 30_000 });
+    // Polling, with a long TTL: the holder puts a lost copy back at its next extension (30 s
+    // away) instead of at once on the push, so the node stays without it while the CLI looks
+    // (three CLI runs: seconds each on a loaded machine; 10 s away was once not enough).
+    const lh = await connect({ nodes: [...masters.urls], prefix, notifications: 'polling', ttl: 90_000 });
     const lease = await lh.acquire('payout', { owner: 'q-holder' });
     const other = await lh.acquire('report', { owner: 'q-other' });
     // One node loses the key (restarted empty, or a hand's DEL): a majority still holds it.
@@ -138,7 +139,7 @@ describe(`the CLI on a quorum of masters (${mode})`, () => {
     for (const server of masters.servers) {
       assert.equal(await command(server.port, ['EXISTS', lockKey(prefix, 'payout')]), 0);
     }
-    // (Polling with a 30 s TTL, it would learn at its next extension, 10 s away.)
+    // (Polling with a 90 s TTL, it would learn at its next extension, 30 s away.)
     assert.equal(await lease.release(), false, 'no copy left to release: the CLI freed them');
     await other.release();
     // run takes the lock through Leasehold.connect({ nodes }), as the library would.
@@ -200,8 +201,11 @@ describe('topology flags', () => {
     const badSentinel = await leasehold(['status', 'x', '--sentinel', 'redis://127.0.0.1:26379']);
     assert.equal(badSentinel.code, 64);
     assert.match(badSentinel.stderr, /--sentinel must be <master-name>@<url>/);
+    const doctor = await leasehold(['doctor', '--cluster', 'redis://127.0.0.1:1']);
+    assert.equal(doctor.code, 64);
+    assert.match(doctor.stderr, /doctor takes one Redis \(--redis or \$REDIS_URL\), not --cluster/);
+    // watch follows a name on every topology (top's live view): an unreachable cluster is exit 69.
     const watch = await leasehold(['watch', 'x', '--cluster', 'redis://127.0.0.1:1']);
-    assert.equal(watch.code, 64);
-    assert.match(watch.stderr, /watch takes one Redis \(--redis or \$REDIS_URL\), not --cluster/);
+    assert.equal(watch.code, 69, watch.stderr);
   });
 });

@@ -79,6 +79,7 @@ describe('leasehold CLI', () => {
     run.child.stdin?.end();
     assert.equal(await run.done, 0);
     await within(watch.output('"event":"released"'), 5_000, 'watch saw the release');
+    await within(watch.output('"event":"free"', 2), 5_000, 'watch saw the name free again');
     watch.child.kill('SIGINT');
     assert.equal(await watch.done, 0);
     const events = watch.stdout
@@ -87,7 +88,73 @@ describe('leasehold CLI', () => {
       .map((line) => (JSON.parse(line) as { event: string }).event)
       // On GLIDE the view polls, and says so first (no pushes: docs/compatibility.md).
       .filter((event) => !(testDriver === 'glide' && event === 'polling'));
-    assert.deepEqual(events, ['free', 'acquired', 'released']);
+    assert.deepEqual(events, ['free', 'acquired', 'released', 'free']);
+  });
+
+  test("watch follows every primitive: a semaphore's permits and an election's leader, each change", async () => {
+    const prefix = uniquePrefix('cli');
+    const lh = await Leasehold.connect({ url: server.url, prefix, driver: testDriver });
+    try {
+      const sem = lh.semaphore('pool', { limit: 3 });
+      const first = await sem.acquire({ permits: 2, owner: 'first' });
+      const watch = cli(prefix, ['watch', 'pool', '--json']);
+      await within(watch.output('"event":"held"'), 10_000, 'watch shows the permits held');
+      const second = await sem.acquire({ owner: 'second' });
+      await within(watch.output('"owner":"second"'), 5_000, 'watch saw the second holder');
+      const forced = cli(prefix, ['release', '--force', 'pool']);
+      assert.equal(await forced.done, 0, forced.stderr);
+      await within(watch.output('"event":"free"'), 5_000, 'watch saw the permits freed');
+      watch.child.kill('SIGINT');
+      assert.equal(await watch.done, 0);
+      const events = watch.stdout
+        .trim()
+        .split('\n')
+        .map(
+          (line) =>
+            JSON.parse(line) as { event: string; primitive?: string; holders?: { permits?: number }[] },
+        )
+        .filter((e) => e.event !== 'polling');
+      assert.equal(events[0]?.event, 'held');
+      assert.equal(events[0]?.primitive, 'semaphore');
+      assert.equal(events[0]?.holders?.[0]?.permits, 2);
+      assert.ok(
+        events.some((e) => e.event === 'changed'),
+        'a change of holders is a line',
+      );
+      await Promise.all([first.release(), second.release()].map((p) => p.catch(() => false)));
+
+      const human = cli(prefix, ['watch', 'scheduler']);
+      await within(human.output('free: nobody holds or waits'), 10_000, 'an unknown name is said to be free');
+      const term = await lh.election('scheduler').campaign('node-a', { owner: 'leader-a' });
+      await within(human.output('election "scheduler"  acquired by leader-a'), 5_000, 'the new leader');
+      await term.resign();
+      await within(human.output('released was leader-a'), 5_000, 'the term ended');
+      human.child.kill('SIGINT');
+      assert.equal(await human.done, 0);
+    } finally {
+      await lh.close();
+    }
+  });
+
+  test('top into a pipe writes one plain line per change, no screen redraws', async () => {
+    const prefix = uniquePrefix('cli');
+    const lh = await Leasehold.connect({ url: server.url, prefix, driver: testDriver });
+    try {
+      const first = await lh.acquire('piped', { owner: 'first' });
+      const top = cli(prefix, ['top']);
+      await within(top.output('mutex "piped"  held: first'), 10_000, 'the state at start as a line');
+      await first.release();
+      await within(top.output('released was first'), 5_000, 'the release as a line');
+      const second = await lh.acquire('piped', { owner: 'second' });
+      await within(top.output('acquired by second'), 5_000, 'the acquisition as a line');
+      await second.release();
+      top.child.kill('SIGINT');
+      assert.equal(await top.done, 0);
+      assert.ok(!top.stdout.includes('\u001b['), 'no terminal control sequences in a pipe');
+      assert.match(top.stdout.split('\n')[0] ?? '', /leasehold top {2}\(every name\) {2}1 name$/);
+    } finally {
+      await lh.close();
+    }
   });
 
   test('top --json: takeovers within a second from pushes; no Redis command while nothing changes', {

@@ -17,6 +17,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fenceMark } from '../../src/base/fence-mark.ts';
 import { type Lease, Leasehold, MemoryBackend } from '../../src/index.ts';
 import { MemoryDriver } from '../../src/memory/driver.ts';
 import { scriptSource } from '../../src/scripts/index.ts';
@@ -80,9 +81,13 @@ async function gone(server: Server, key: string): Promise<void> {
   });
 }
 
+/** The fence mark of `lock`'s counter (`lock` is `<prefix>:{<name>}`). */
+const markOf = (lock: string): string => fenceMark(lock.slice(0, lock.indexOf(':{')), lock);
+
 /** One mutex acquisition by acquire.lua: its token; the lock key is deleted again at once. */
 async function draw(server: Server, source: string, lock: string): Promise<number> {
-  const reply = (await server.eval(source, [lock, `${lock}:fence`], ['me', 10_000])) as [number, number];
+  const keys = [lock, `${lock}:fence`, markOf(lock)];
+  const reply = (await server.eval(source, keys, ['me', 10_000])) as [number, number];
   assert.equal(reply[0], 1, `${server.label}: ${lock} was free`);
   await server.command(['DEL', lock]);
   return Number(reply[1]);
@@ -126,9 +131,9 @@ describe('fencing counters expire without tokens going back (the scripts, a 200 
         const ahead = start + 300_000;
         if (script === 'fence-raise') {
           await server.command(['SET', lock, 'me', 'PX', 10_000]);
-          assert.equal(await server.eval(raise, [lock, fence], ['me', ahead]), 1);
+          assert.equal(await server.eval(raise, [lock, fence, markOf(lock)], ['me', ahead]), 1);
         } else {
-          assert.equal(await server.eval(raise, [lock, fence], ['me', 10_000, ahead]), 1);
+          assert.equal(await server.eval(raise, [lock, fence, markOf(lock)], ['me', 10_000, ahead]), 1);
         }
         await server.command(['DEL', lock]);
         const pttl = (await server.command(['PTTL', fence])) as number;
@@ -151,7 +156,7 @@ describe("the election's change log (the scripts, a 200 ms idle time)", () => {
     );
     await bothServers(async (server) => {
       const leader = `${uniquePrefix('fx')}:{el}`;
-      const keys = [leader, `${leader}:fence`, `${leader}:log`];
+      const keys = [leader, `${leader}:fence`, `${leader}:log`, markOf(leader)];
       const log = () => server.command(['PTTL', `${leader}:log`]) as Promise<number>;
       const term = 300;
       // Run once on no term first, so that the extension below follows the campaign closely.
@@ -262,7 +267,10 @@ describe(`every primitive re-seeds an expired counter above its last token (${mo
             `${where}: ${second.fencingToken} after ${first.fencingToken}`,
           );
           const reseeded = (await send(['PTTL', counter])) as number;
-          assert.ok(reseeded > 0 && reseeded <= IDLE_MS + 1, `${where}: the new counter's PTTL ${reseeded}`);
+          // A re-seed within FENCE_STEP (1,000 us) of the slot's last seed lands at the fence mark,
+          // up to 1 ms ahead of the clock (includes/fence-mark.lua), and its expiry with it: on the
+          // memory backend, fast enough to re-seed within that (seen once, in a CI rehearsal).
+          assert.ok(reseeded > 0 && reseeded <= IDLE_MS + 2, `${where}: the new counter's PTTL ${reseeded}`);
         }
       } finally {
         await inMemory.close();

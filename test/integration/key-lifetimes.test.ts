@@ -4,9 +4,11 @@
 // the test's prefix has a TTL, and none longer than the idle time (IDLE_MS, src/scripts/includes/
 // idle.lua) plus the leases' own TTLs. On one Redis with this run's driver, on the memory backend,
 // and on a quorum of three masters. Until this test, fencing, arrival and release counters and the
-// election's change log had no TTL: 5,000 names used once left 5,000 keys for good.
+// election's change log had no TTL: 5,000 names used once left 5,000 keys for good. The one
+// exception, fence marks (src/base/fence-mark.ts), are one per slot the names used, not per name.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { fenceMark, isFenceMark } from '../../src/base/fence-mark.ts';
 import { Leasehold, LockLostError, LockTimeoutError, MemoryBackend } from '../../src/index.ts';
 import { scriptSource } from '../../src/scripts/index.ts';
 import {
@@ -44,10 +46,22 @@ async function keysOn(port: number, prefix: string): Promise<[string, number][]>
   return Promise.all(keys.map(async (key) => [key, (await command(port, ['PTTL', key])) as number] as const));
 }
 
-/** Asserts that every key has a TTL no longer than LONGEST, and that the lifecycle left some. */
-function allExpire(keys: [string, number][], where: string): void {
+/**
+ * Asserts that every key has a TTL no longer than LONGEST, and that the lifecycle left some; but
+ * fence marks, which have none: each the mark of a fencing or arrival counter's slot still there.
+ */
+function allExpire(keys: [string, number][], where: string, prefix: string): void {
   assert.ok(keys.length > 0, `${where}: the lifecycle left no key at all (nothing was checked)`);
-  const forever = keys.filter(([, pttl]) => pttl <= 0 || pttl > LONGEST);
+  const marks = keys.filter(([key]) => isFenceMark(key)).map(([key]) => key);
+  const counters = keys.filter(([key]) => /:(fence|arrivals)$/.test(key));
+  const slots = new Set(counters.map(([key]) => fenceMark(prefix, key)));
+  assert.ok(marks.length > 0, `${where}: no fence mark`);
+  assert.deepEqual(
+    marks.filter((mark) => !slots.has(mark)),
+    [],
+    `${where}: fence marks of no counter's slot`,
+  );
+  const forever = keys.filter(([key, pttl]) => !isFenceMark(key) && (pttl <= 0 || pttl > LONGEST));
   assert.deepEqual(forever, [], `${where}: keys without a TTL (-1) or with one above ${LONGEST} ms`);
 }
 
@@ -134,12 +148,13 @@ describe(`every key expires when its name goes idle (${mode})`, () => {
     const lh = await redis.instance(prefix, TTL);
     await mutexLifecycle(lh);
     await primitivesLifecycle(lh);
-    allExpire(await keysOn(redis.server.port, prefix), redis.server.url);
+    allExpire(await keysOn(redis.server.port, prefix), redis.server.url, prefix);
   });
 
   test('the memory backend: every primitive', async () => {
     const backend = new MemoryBackend();
-    const lh = await Leasehold.connect({ backend, ttl: TTL, prefix: uniquePrefix('keys') });
+    const prefix = uniquePrefix('keys');
+    const lh = await Leasehold.connect({ backend, ttl: TTL, prefix });
     try {
       await mutexLifecycle(lh);
       await primitivesLifecycle(lh);
@@ -149,6 +164,7 @@ describe(`every key expires when its name goes idle (${mode})`, () => {
     allExpire(
       backend.keys().map((key) => [key, backend.pttl(key)]),
       'memory',
+      prefix,
     );
   });
 
@@ -193,7 +209,7 @@ describe(`every key expires when its name goes idle (${mode})`, () => {
       } finally {
         await lh.close();
       }
-      for (const server of masters.servers) allExpire(await keysOn(server.port, prefix), server.url);
+      for (const server of masters.servers) allExpire(await keysOn(server.port, prefix), server.url, prefix);
     });
   });
 });

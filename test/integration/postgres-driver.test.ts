@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
+import { isFenceMark } from '../../src/base/fence-mark.ts';
 import { ConnectError, Leasehold } from '../../src/index.ts';
 import { uniquePrefix } from '../harness/leasehold.ts';
 import { PgDatabase } from '../harness/postgres.ts';
@@ -86,8 +87,8 @@ describe('postgres backend specifics', () => {
       await db.sql(`SELECT key FROM leasehold.leasehold_keys WHERE key LIKE '${prefix}:%'`)
     ).rows.map((r) => r.key as string);
     assert.ok(
-      left.every((key) => key.endsWith(':fence')),
-      `only the fencing counter stays after close: ${left.join(', ')}`,
+      left.every((key) => key.endsWith(':fence') || isFenceMark(key)),
+      `only the fencing counter and its fence mark stay after close: ${left.join(', ')}`,
     );
   });
 });

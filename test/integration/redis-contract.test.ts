@@ -77,7 +77,16 @@ describe('Redis tracking facts leasehold relies on', () => {
   test('NOLOOP: a connection does not hear about its own writes', async () => {
     const key = `${uniquePrefix()}:{c}`;
     const { client, pushes } = await tracked();
-    await client.sendCommand(['EVAL', scripts.acquire.source, '2', key, `${key}:fence`, 'me', '1000']);
+    await client.sendCommand([
+      'EVAL',
+      scripts.acquire.source,
+      '3',
+      key,
+      `${key}:fence`,
+      `${key}:mark`,
+      'me',
+      '1000',
+    ]);
     await client.sendCommand(['EVAL', scripts.extend.source, '1', key, 'me', '1000']);
     await client.sendCommand(['EVAL', scripts.release.source, '1', key, 'me']);
     await settle();
@@ -89,7 +98,16 @@ describe('Redis tracking facts leasehold relies on', () => {
     const key = `${uniquePrefix()}:{d}`;
     const { client, pushes } = await tracked();
     const other = await plain();
-    await client.sendCommand(['EVAL', scripts.acquire.source, '2', key, `${key}:fence`, 'me', '1000']);
+    await client.sendCommand([
+      'EVAL',
+      scripts.acquire.source,
+      '3',
+      key,
+      `${key}:fence`,
+      `${key}:mark`,
+      'me',
+      '1000',
+    ]);
     await client.sendCommand(['EVAL', scripts.extend.source, '1', key, 'me', '1000']);
     await other.del(key);
     await settle();

@@ -78,33 +78,34 @@ interface Case {
 
 const TTL = 10_000;
 const far = () => Date.now() + 60_000;
-const rw = ['writer', 'readers', 'waiting', 'fence', 'released'];
-const fair = ['lock', 'queue', 'deadlines', 'arrivals', 'fence', 'turn'];
-const multi = ['a', 'a:fence', 'b', 'b:fence', 'c', 'c:fence'];
+// `mark`: the fence mark (a re-seed reads it, then writes it: no rule leaves it armed).
+const rw = ['writer', 'readers', 'waiting', 'fence', 'released', 'mark'];
+const fair = ['lock', 'queue', 'deadlines', 'arrivals', 'fence', 'turn', 'mark'];
+const multi = ['a', 'a:fence', 'b', 'b:fence', 'c', 'c:fence', 'mark', 'mark', 'mark'];
 
 const cases: Case[] = [
   {
     name: 'acquire, granted: the holder hears of its lock key',
-    run: { script: scripts.acquire, keys: ['lock', 'fence'], args: ['me', TTL] },
+    run: { script: scripts.acquire, keys: ['lock', 'fence', 'mark'], args: ['me', TTL] },
     must: ['lock'],
     read: ['lock'],
   },
   {
     name: 'acquire, busy: the waiter hears of the lock key',
-    run: { script: scripts.acquire, keys: ['lock', 'fence'], args: ['me', TTL] },
+    run: { script: scripts.acquire, keys: ['lock', 'fence', 'mark'], args: ['me', TTL] },
     setup: [['SET', '@lock', 'other', 'PX', TTL]],
     must: ['lock'],
     read: ['lock'],
   },
   {
     name: 'acquire, recorded (no grants), granted: the holder hears of its lock key',
-    run: { script: scripts.acquireRecorded, keys: ['lock', 'fence', 'recorded'], args: ['me', TTL] },
+    run: { script: scripts.acquireRecorded, keys: ['lock', 'fence', 'mark', 'recorded'], args: ['me', TTL] },
     must: ['lock'],
     read: ['lock'],
   },
   {
     name: 'acquire, recorded (no grants), busy: the waiter hears of the lock key, not of the record',
-    run: { script: scripts.acquireRecorded, keys: ['lock', 'fence', 'recorded'], args: ['me', TTL] },
+    run: { script: scripts.acquireRecorded, keys: ['lock', 'fence', 'mark', 'recorded'], args: ['me', TTL] },
     setup: [['SET', '@lock', 'other', 'PX', TTL]],
     must: ['lock'],
     read: ['lock'],
@@ -122,7 +123,7 @@ const cases: Case[] = [
   },
   {
     name: 'forceAcquire: the new holder hears of its lock key',
-    run: { script: scripts.force, keys: ['lock', 'fence'], args: ['me', TTL] },
+    run: { script: scripts.force, keys: ['lock', 'fence', 'mark'], args: ['me', TTL] },
     setup: [['SET', '@lock', 'other', 'PX', TTL]],
     must: ['lock'],
     read: ['lock'],
@@ -143,7 +144,7 @@ const cases: Case[] = [
   },
   {
     name: 'quorum fence raise: the holder hears of its lock key',
-    run: { script: scripts.fenceRaise, keys: ['lock', 'fence'], args: ['me', 100] },
+    run: { script: scripts.fenceRaise, keys: ['lock', 'fence', 'mark'], args: ['me', 100] },
     setup: [['SET', '@lock', 'me', 'PX', TTL]],
     must: ['lock'],
     read: ['lock'],
@@ -197,7 +198,11 @@ const cases: Case[] = [
   },
   {
     name: 'semaphore, full: the waiter hears of the release counter',
-    run: { script: script('semaphore-acquire'), keys: ['set', 'fence', 'released'], args: ['me', 1, 1, TTL] },
+    run: {
+      script: script('semaphore-acquire'),
+      keys: ['set', 'fence', 'released', 'mark'],
+      args: ['me', 1, 1, TTL],
+    },
     setup: [['ZADD', '@set', far(), 'other:1']],
     must: ['released'],
     read: ['released', 'set'],
@@ -206,7 +211,7 @@ const cases: Case[] = [
     name: 'acquire, busy, registering for a direct grant: the waiter hears of the lock key',
     run: {
       script: scripts.acquire,
-      keys: ['lock', 'fence', 'waiters', 'grants'],
+      keys: ['lock', 'fence', 'mark', 'waiters', 'grants'],
       args: ['me', TTL, `ch\n${TTL}\n1`],
     },
     setup: [['SET', '@lock', 'other', 'PX', TTL]],
@@ -218,7 +223,7 @@ const cases: Case[] = [
     name: 'acquire, granted by a release on its way: the holder hears of its lock key',
     run: {
       script: scripts.acquire,
-      keys: ['lock', 'fence', 'waiters', 'grants'],
+      keys: ['lock', 'fence', 'mark', 'waiters', 'grants'],
       args: ['me', TTL, `ch\n${TTL}\n2`],
     },
     setup: [
@@ -232,7 +237,7 @@ const cases: Case[] = [
     name: 'semaphore, full, registering for a direct grant: the waiter hears of the release counter',
     run: {
       script: script('semaphore-acquire'),
-      keys: ['set', 'fence', 'released', 'waiters', 'grants'],
+      keys: ['set', 'fence', 'released', 'mark', 'waiters', 'grants'],
       args: ['me', 1, 1, TTL, `ch\n${TTL}\n1\n1\n1`],
     },
     setup: [['ZADD', '@set', far(), 'other:1']],
@@ -244,7 +249,7 @@ const cases: Case[] = [
     name: 'semaphore, granted by a release on its way: the waiter hears of the release counter',
     run: {
       script: script('semaphore-acquire'),
-      keys: ['set', 'fence', 'released', 'waiters', 'grants'],
+      keys: ['set', 'fence', 'released', 'mark', 'waiters', 'grants'],
       args: ['me', 1, 1, TTL, `ch\n${TTL}\n2\n1\n1`],
     },
     setup: [
@@ -252,7 +257,8 @@ const cases: Case[] = [
       ['HSET', '@grants', 'me', '=7\n1'],
     ],
     must: ['released'],
-    read: ['released', 'set'],
+    // The claim rewrites this holder's member of the set after reading it: only the counter stays armed.
+    read: ['released'],
   },
   {
     name: 'fair lock, granted: the holder hears of its lock key',
@@ -345,13 +351,14 @@ const cases: Case[] = [
       ['HSET', '@rgrants', 'r', '=7\n1'],
     ],
     must: [],
-    read: ['readers'],
+    // The claim rewrites this reader's member after reading it: nothing stays armed, as a reader needs.
+    read: [],
   },
   {
     name: 'election, elected: the leader hears of the leader key',
     run: {
       script: script('election-campaign'),
-      keys: ['leader', 'fence', 'log'],
+      keys: ['leader', 'fence', 'log', 'mark'],
       args: ['me', 'v', TTL, 100],
     },
     must: ['leader'],
@@ -361,7 +368,7 @@ const cases: Case[] = [
     name: 'election, led by another: the candidate hears of the leader key',
     run: {
       script: script('election-campaign'),
-      keys: ['leader', 'fence', 'log'],
+      keys: ['leader', 'fence', 'log', 'mark'],
       args: ['me', 'v', TTL, 100],
     },
     setup: [['HSET', '@leader', 'token', 'other', 'value', 'x', 'fence', '1']],

@@ -22,6 +22,8 @@ import { RedisServer } from '../harness/redis-server.ts';
 const root = resolve(import.meta.dirname, '..', '..');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+// TypeScript 7 (the native compiler), installed beside 5.x under an alias.
+const tsc7 = join(root, 'node_modules', 'typescript-7', 'bin', 'tsc');
 
 let server: RedisServer;
 let scratch: string;
@@ -71,8 +73,19 @@ before(async () => {
     ['install', '--prefer-offline', '--no-audit', '--no-fund', join(scratch, packed.filename)],
     scratch,
   );
-  for (const driver of ['redis', 'ioredis']) {
-    symlinkSync(join(root, 'node_modules', driver), join(scratch, 'node_modules', driver), 'dir');
+  // The drivers, and the frameworks leasehold/nestjs and leasehold/node-cron declare against
+  // (optional peers, as the drivers are), from this repository's node_modules.
+  mkdirSync(join(scratch, 'node_modules', '@nestjs'), { recursive: true });
+  for (const peer of [
+    'redis',
+    'ioredis',
+    'node-cron',
+    '@nestjs/common',
+    '@nestjs/core',
+    'rxjs',
+    'reflect-metadata',
+  ]) {
+    symlinkSync(join(root, 'node_modules', peer), join(scratch, 'node_modules', peer), 'dir');
   }
 });
 
@@ -103,6 +116,11 @@ describe('the packed package', () => {
       files.filter((file) => file.endsWith('.map')),
       [],
     );
+    // The command line's and the demo's declarations serve no importer: no export reaches them.
+    assert.deepEqual(
+      files.filter((file) => /^dist\/(cli|demo)\/.+\.d\.ts$/.test(file)),
+      [],
+    );
   });
 
   test('package.json names the license, repository, homepage and bugs; LICENSE matches', () => {
@@ -120,12 +138,32 @@ describe('the packed package', () => {
     assert.match(out, /^ok node-redis \d+$/m);
   });
 
-  test('CommonJS: require() from a .cjs file, the main entry and leasehold/memory', () => {
+  test('ESM: leasehold/node-cron coordinates one fire between two instances', () => {
+    write(
+      join(scratch, 'cron.mjs'),
+      `import { Leasehold } from 'leasehold';
+import { runCoordinator } from 'leasehold/node-cron';
+const [a, b] = await Promise.all([0, 1].map(() => Leasehold.connect({ url: process.env.REDIS_URL })));
+const fire = \`purge:\${process.pid}\`;
+const runs = [await runCoordinator(a).shouldRun(fire, 5_000), await runCoordinator(b).shouldRun(fire, 5_000)];
+await runCoordinator(a).onComplete(fire);
+await Promise.all([a.close(), b.close()]);
+console.log(\`runs \${runs.join(' ')}\`);
+`,
+    );
+    const out = run(process.execPath, ['cron.mjs'], scratch, { REDIS_URL: server.url });
+    assert.match(out, /^runs true false$/m);
+  });
+
+  test('CommonJS: require() from a .cjs file, the main entry, leasehold/memory and the frameworks', () => {
     write(
       join(scratch, 'cjs.cjs'),
       `const { Leasehold } = require('leasehold');
 const { MemoryBackend } = require('leasehold/memory');
 if (typeof MemoryBackend !== 'function') throw new Error('no MemoryBackend');
+if (typeof require('leasehold/node-cron').runCoordinator !== 'function') throw new Error('no runCoordinator');
+const nest = require('leasehold/nestjs');
+if (typeof nest.LeaseholdModule.forRoot !== 'function' || typeof nest.WithLock !== 'function') throw new Error('no nestjs');
 (async () => {${body('ioredis')}})();
 `,
     );
@@ -184,5 +222,51 @@ void main();
     run(process.execPath, [tsc, '-p', dir], dir);
     const out = run(process.execPath, [join(dir, 'out', 'index.js')], dir, { REDIS_URL: server.url });
     assert.match(out, /^ok ioredis \d+$/m);
+  });
+
+  // The published declarations themselves, checked as a strict user's compiler checks them
+  // (skipLibCheck: false), by a consumer of every public export (test/package/every-export.ts),
+  // under the TypeScript lines users run, for each module system a consumer may use.
+  const compilers = { 'TypeScript 5': tsc, 'TypeScript 7': tsc7 };
+  const systems = {
+    'nodenext ESM': { type: 'module', options: { module: 'nodenext' } },
+    'nodenext CommonJS': { type: 'commonjs', options: { module: 'nodenext' } },
+    bundler: { type: 'module', options: { module: 'esnext', moduleResolution: 'bundler' } },
+  };
+  for (const [compiler, bin] of Object.entries(compilers)) {
+    for (const [system, { type, options }] of Object.entries(systems)) {
+      test(`${compiler}, ${system}: every public export compiles with skipLibCheck false`, () => {
+        const dir = join(scratch, `every-${compiler}-${system}`.replace(/\W+/g, '-'));
+        write(join(dir, 'package.json'), JSON.stringify({ type }));
+        write(
+          join(dir, 'tsconfig.json'),
+          tsconfig({
+            ...options,
+            target: 'es2022',
+            lib: ['es2023', 'esnext.disposable'],
+            exactOptionalPropertyTypes: true,
+            noUncheckedIndexedAccess: true,
+            skipLibCheck: false,
+            noEmit: true,
+          }),
+        );
+        write(
+          join(dir, 'every-export.ts'),
+          readFileSync(join(import.meta.dirname, 'every-export.ts'), 'utf8'),
+        );
+        run(process.execPath, [bin, '-p', dir], dir);
+      });
+    }
+  }
+
+  test('a declaration that names a missing type fails the check (the check can fail)', () => {
+    const dir = join(scratch, 'every-broken');
+    write(join(dir, 'package.json'), '{ "type": "module" }');
+    write(join(dir, 'tsconfig.json'), tsconfig({ module: 'nodenext', skipLibCheck: false, noEmit: true }));
+    write(
+      join(dir, 'broken.d.ts'),
+      "import type { Handle } from 'leasehold';\nexport declare const h: Handle;\n",
+    );
+    assert.throws(() => run(process.execPath, [tsc, '-p', dir], dir), /has no exported member 'Handle'/);
   });
 });

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { monotonic } from '../../src/base/clock.ts';
 import type { Context } from '../../src/engine/context.ts';
 import { GiveBacks } from '../../src/engine/give-backs.ts';
-import { Registry } from '../../src/engine/registry.ts';
+import { HeldLeases } from '../../src/engine/held-leases.ts';
 import { Renewer } from '../../src/engine/renewer.ts';
 import { Dispatcher } from '../../src/notify/dispatcher.ts';
 import type { Runner } from '../../src/runners/runner.ts';
@@ -27,7 +27,7 @@ test('changedSince: a push for a key after a moment, a flush, and forgotten push
   assert.equal(d.changedSince('k10000', later), true);
 });
 
-function engine(): { engine: Registry; dispatcher: Dispatcher; renewer: Renewer } {
+function engine(): { engine: HeldLeases; dispatcher: Dispatcher; renewer: Renewer } {
   const dispatcher = new Dispatcher();
   const renewer = new Renewer();
   const ctx: Context = {
@@ -45,7 +45,7 @@ function engine(): { engine: Registry; dispatcher: Dispatcher; renewer: Renewer 
     emit() {},
     giveBacks: new GiveBacks(() => {}, 100),
   };
-  return { engine: new Registry(ctx, () => {}), dispatcher, renewer };
+  return { engine: new HeldLeases(ctx, () => {}), dispatcher, renewer };
 }
 
 // Regression: a push that arrived between the acquire being sent and its reply (over a REDIRECT

@@ -22,6 +22,9 @@ test('every exported error class has a listed, unique code and extends Leasehold
     new leasehold.ConnectError('x'),
     new leasehold.DurabilityError('n', 0, 1, 100),
     new leasehold.NotificationsError('x'),
+    new leasehold.IdempotencyConflictError('k'),
+    new leasehold.OutcomeUnknownError('k', 0, 'o', 1n),
+    new leasehold.ScriptingUnavailableError('x'),
   ];
   const codes = samples.map((e) => e.code);
   assert.equal(new Set(codes).size, codes.length);

@@ -10,8 +10,8 @@
 --   as below: a live waiter keeps its place, a dead one is dropped at its deadline.
 -- - otherwise its turn key is written, which only it tracks: it wakes and takes the lock itself.
 -- Returns the token whose turn key was written (the caller wakes it when it is in this process:
--- no push comes for a connection's own writes), or '' when the line is empty or the head was
--- granted (the grant's message reaches every process, this one included).
+-- no push comes for a connection's own writes): the head's, or when the head was granted the
+-- lock, the next one's; '' when nobody is left to wake.
 local function handOn(lock, queue, deadlines, fenceKey, records, turnPrefix)
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -30,7 +30,15 @@ local function handOn(lock, queue, deadlines, fenceKey, records, turnPrefix)
     redis.call('ZREM', queue, head)
     redis.call('ZREM', deadlines, head)
     redis.call('DEL', turnPrefix .. head)
-    return ''
+    -- The grant holds the lock for its claim window only: wake the next in line, whose attempt
+    -- learns when that window ends and takes its turn then if the grantee never claimed it (a
+    -- paused or dead waiter must not hold the line for longer: docs/direct-grants.md).
+    local next = redis.call('ZRANGE', queue, 0, 0)[1]
+    if not next then
+      return ''
+    end
+    redis.call('SET', turnPrefix .. next, '1', 'PX', math.max(1000, tonumber(redis.call('PTTL', deadlines))))
+    return next
   end
   redis.call('SET', turnPrefix .. head, '1', 'PX', math.max(1000, tonumber(redis.call('PTTL', deadlines))))
   return head

@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { type Lease, LockLostError, LockReleasedError } from '../../../src/index.ts';
 import { aborted, within } from '../leasehold.ts';
 import { checkLease, expectWait, ttlOf } from './oracle.ts';
-import { expectRefused, onceOptions, onceOptionsArb, waitOptions } from './shared.ts';
+import { expectRefused, expectTry, onceOptions, onceOptionsArb, waitOptions } from './shared.ts';
 import * as space from './space.ts';
 import { assertInputError, materialize, settle, show } from './space.ts';
 import { type CaseGuard, type Target, WORLD_TTL } from './world.ts';
@@ -57,8 +57,7 @@ export function mutexProperty(target: Target, guard: CaseGuard): Promise<void> {
         };
         let lease: Lease | undefined;
         if (c.op === 'tryAcquire') {
-          lease = await a.tryAcquire(name, options as never);
-          assert.equal(lease === undefined, c.busy, `${what}: tryAcquire`);
+          lease = await expectTry(() => a.tryAcquire(name, options as never), c.busy, want.ttl, what);
         } else if (c.op === 'forceAcquire') {
           lease = await a.forceAcquire(name, options as never);
           if (holder !== undefined) {
@@ -187,8 +186,8 @@ export function semaphoreProperty(target: Target, guard: CaseGuard): Promise<voi
             free,
           });
         } else {
-          lease = await sem.tryAcquire(options as never);
-          assert.equal(lease === undefined, busy, `${what}: tryAcquire with ${c.held} of ${limit} held`);
+          const held = `${what} (${c.held} of ${limit} held)`;
+          lease = await expectTry(() => sem.tryAcquire(options as never), busy, want.ttl, held);
         }
         if (lease !== undefined && !lease.lost) {
           const count = await sem.count();
@@ -246,8 +245,7 @@ export function rwlockProperty(target: Target, guard: CaseGuard): Promise<void> 
         };
         let lease: Lease | undefined;
         if (c.op === 'tryRead' || c.op === 'tryWrite') {
-          lease = await start();
-          assert.equal(lease === undefined, busy, `${what}: ${c.op} against a ${c.other}`);
+          lease = await expectTry(start, busy, want.ttl, `${what} (${c.op} against a ${c.other})`);
         } else {
           const timeout = c.o.chosen['timeout'] as number | undefined;
           const free = async () => void (await other?.release());
@@ -296,8 +294,7 @@ export function fairProperty(target: Target, guard: CaseGuard): Promise<void> {
         };
         let lease: Lease | undefined;
         if (c.op === 'tryAcquire') {
-          lease = await start();
-          assert.equal(lease === undefined, c.busy, `${what}: tryAcquire`);
+          lease = await expectTry(start, c.busy, want.ttl, what);
         } else {
           const timeout = c.o.chosen['timeout'] as number | undefined;
           const free = async () => void (await holder?.release());

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { Lease } from '../../../src/index.ts';
 import { expectWait, ttlOf } from './oracle.ts';
-import { expectRefused, releasedOrGone, waitOptions } from './shared.ts';
+import { expectRefused, expectTry, releasedOrGone, waitOptions } from './shared.ts';
 import * as space from './space.ts';
 import { materialize, type Options, show } from './space.ts';
 import { type CaseGuard, type Target, WORLD_TTL } from './world.ts';
@@ -70,8 +70,7 @@ export function multiLockProperty(target: Target, guard: CaseGuard): Promise<voi
           const free = async () => void (await holder?.release());
           lease = await expectWait({ what, start, busy: c.busy, timeout, controller, free });
         } else {
-          lease = await start();
-          assert.equal(lease === undefined, c.busy, `${what}: tryAcquire`);
+          lease = await expectTry(start, c.busy, ttl, what);
         }
         if (lease !== undefined) {
           const tokens = (lease as unknown as { fencingTokens: Map<string, bigint> }).fencingTokens;

@@ -1,0 +1,247 @@
+import { monotonic } from '../base/clock.ts';
+import { after } from '../base/timer.ts';
+import { ConnectionClosedError, QuorumError, RedisUnavailableError } from '../errors.ts';
+import type { Lease } from '../lease.ts';
+import type { ValidAcquireOptions } from '../options/index.ts';
+import type { Context } from './context.ts';
+import type { WaitSpec } from './spec.ts';
+import { type Attempt, WaitQueue } from './wait-queue.ts';
+import type { Waiter } from './waiter.ts';
+
+/**
+ * Every local wait queue of an instance (one WaitQueue per key: wait-queue.ts), the one wait loop of every primitive driven by pushes, local wakes
+ * and retry timers, with a fast path for the uncontended first attempt. Mutex waiters of one name
+ * share a queue and its single attempt in flight; a fair-lock waiter or a waiting writer, whose
+ * stored value is its registration, waits in a queue of its own.
+ */
+export class Queues {
+  readonly #ctx: Context;
+  readonly #queues = new Map<string, { queue: WaitQueue<Lease, Waiter>; unwatch: () => void }>();
+  /** Per queue with WaitSpec.wakeOnBlocking: the key its last attempt found busy. */
+  readonly #blocking = new Map<string, string>();
+  /** Local wakes so far (see #first: one during a first attempt makes its verdict stale). */
+  #wakes = 0;
+  /** Keys with a fast-path first attempt in flight (see #first). */
+  /** The waiter whose first attempt is out, per key (#first): destroy() ends it at once. */
+  readonly #firsts = new Map<string, Waiter>();
+  /** Other local things to wake by key (election observers). */
+  readonly #wakers = new Map<string, Set<() => void>>();
+  /** Called by close(): waiters outside the wait queues (observers) end themselves. */
+  readonly #closers = new Set<() => void>();
+
+  constructor(ctx: Context) {
+    this.#ctx = ctx;
+  }
+
+  /**
+   * Callers waiting, not queues: a queue outlives its last waiter until the attempt in flight
+   * returns, and a caller whose timeout already fired is not waiting any more.
+   */
+  get waiting(): number {
+    let waiting = this.#closers.size;
+    for (const { queue } of this.#queues.values()) waiting += queue.waiting;
+    return waiting;
+  }
+
+  /**
+   * Waits in the waiter's local queue (Waiter.queue) until an attempt succeeds. The queue retries
+   * on a push for any of its `watch` keys, on a local wake of its key, and at the retry time each
+   * failed attempt returns. `shared`: a success may leave room for the next waiter (readers,
+   * permits). The waiter ends (Waiter.end: its one withdraw) however the wait ends: a lease,
+   * timeout, abort, close or error.
+   */
+  wait(waiter: Waiter, options: ValidAcquireOptions): Promise<Lease> {
+    const { name, queue } = waiter;
+    const queueKey = queue.key;
+    const { signal, timeout } = options;
+    if (this.#ctx.closed) return Promise.reject(new ConnectionClosedError());
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const startedAt = monotonic();
+    return new Promise<Lease>((resolve, reject) => {
+      let cancelTimer: (() => void) | undefined;
+      let endWarmth: (() => void) | undefined;
+      const onAbort = () => finish(undefined, signal?.reason);
+      const finish = (lease: Lease | undefined, error: unknown) => {
+        if (waiter.settled) return;
+        waiter.settled = true;
+        cancelTimer?.();
+        endWarmth?.();
+        signal?.removeEventListener('abort', onAbort);
+        this.#queues.get(queueKey)?.queue.remove(waiter);
+        waiter.end(lease !== undefined);
+        if (lease === undefined) {
+          reject(error);
+          return;
+        }
+        // Shared leases (readers, permits): the next local waiter may get in too, so try it now.
+        if (queue.shared) this.#queues.get(queueKey)?.queue.wake();
+        this.#ctx.emit('acquired', {
+          name,
+          fencingToken: lease.fencingToken,
+          waited: monotonic() - startedAt,
+        });
+        resolve(lease);
+      };
+      waiter.bind(finish, () => {
+        endWarmth ??= this.#ctx.warmth?.begin();
+      });
+      // after(): a timeout beyond setTimeout's 2^31-1 ms still waits that long (issue 28).
+      if (timeout > 0) cancelTimer = after(timeout, () => waiter.giveUp(), { ref: true });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (this.#queues.has(queueKey) || this.#firsts.has(queueKey)) {
+        waiter.queued();
+        this.#queueFor(queue).add(waiter);
+      } else this.#first(queue, waiter);
+    });
+  }
+
+  /**
+   * The uncontended fast path: nobody in this process waits for `key`, so attempt once before
+   * building a queue and its watches (which an uncontended acquire never needs). A busy
+   * lock sends the waiter to the queue with the attempt's verdict; a push that arrived in the
+   * meantime (counted by the dispatcher) makes the queue attempt again at once instead.
+   */
+  #first(spec: WaitSpec, waiter: Waiter): void {
+    const key = spec.key;
+    this.#firsts.set(key, waiter);
+    const pushes = this.#ctx.dispatcher.pushes;
+    const wakes = this.#wakes;
+    const done = (result: Attempt<Lease> | undefined, error?: unknown) => {
+      this.#firsts.delete(key);
+      // Waiters that queued behind this attempt have not attempted yet.
+      const queued = this.#queues.get(key)?.queue;
+      if (result !== undefined && 'acquired' in result) {
+        if (waiter.settled) void result.acquired.release().catch(() => {});
+        else waiter.resolve(result.acquired);
+        queued?.wake();
+        return;
+      }
+      if (waiter.settled) {
+        queued?.wake();
+        return;
+      }
+      if (result === undefined) {
+        waiter.giveUp(error);
+        queued?.wake();
+        return;
+      }
+      if (this.#ctx.closed) {
+        waiter.giveUp(new ConnectionClosedError());
+        return;
+      }
+      if (waiter.oneShot) {
+        waiter.giveUp();
+        queued?.wake();
+        return;
+      }
+      // A push, or a local wake (a lease of this process ended: its own writes bring no push),
+      // that came while the attempt was out may have freed the lock after the attempt read it.
+      const quiet = queued === undefined && this.#ctx.dispatcher.pushes === pushes && this.#wakes === wakes;
+      // Whoever queued meanwhile arrived after this waiter: it goes first.
+      waiter.queued();
+      this.#queueFor(spec).add(waiter, quiet ? result.retryIn : undefined, true);
+    };
+    const settle = (result: Attempt<Lease> | undefined, error?: unknown) => {
+      done(result, error);
+      // No queue (the waiter ended here): nothing will read the key its attempt found busy.
+      if (!this.#queues.has(key)) this.#blocking.delete(key);
+    };
+    this.#attemptOf(waiter).then(settle, (error: unknown) => settle(undefined, error));
+  }
+
+  /** One attempt of `waiter`, with Redis or a quorum unreachable turned into a retry later. */
+  #attemptOf(waiter: Waiter): Promise<Attempt<Lease>> {
+    return waiter.attempt().then(
+      (result) => {
+        waiter.lastError = undefined;
+        if ('blocking' in result && result.blocking !== undefined) {
+          this.#blocking.set(waiter.queueKey, result.blocking);
+        }
+        return result;
+      },
+      (error: unknown) => {
+        // Unreachable: try again after a pause, or at once when the connection comes back.
+        if (error instanceof RedisUnavailableError || error instanceof QuorumError) {
+          waiter.lastError = error;
+          return { retryIn: this.#ctx.retryDelay };
+        }
+        throw error;
+      },
+    );
+  }
+
+  /** Wakes the local queue and wakers of `key` (this process's own writes bring no push: NOLOOP). */
+  wake(key: string): void {
+    this.#wakes += 1;
+    this.#queues.get(key)?.queue.wake();
+    for (const waker of this.#wakers.get(key) ?? []) waker();
+  }
+
+  /** Registers a local waker for `key`; returns its removal. */
+  onWake(key: string, waker: () => void): () => void {
+    let set = this.#wakers.get(key);
+    if (set === undefined) {
+      set = new Set();
+      this.#wakers.set(key, set);
+    }
+    set.add(waker);
+    return () => {
+      set.delete(waker);
+      if (set.size === 0 && this.#wakers.get(key) === set) this.#wakers.delete(key);
+    };
+  }
+
+  /** Registers something close() must end; returns its removal. */
+  onClose(closer: () => void): () => void {
+    this.#closers.add(closer);
+    return () => this.#closers.delete(closer);
+  }
+
+  /**
+   * close(): every waiter rejects with ConnectionClosedError; one whose first attempt is out does
+   * when the attempt settles (a lease it got is then released), or at once with `now` (destroy()).
+   */
+  close(now = false): void {
+    this.#ctx.warmth?.stop();
+    if (now) for (const waiter of this.#firsts.values()) waiter.giveUp(new ConnectionClosedError());
+    for (const { queue, unwatch } of this.#queues.values()) {
+      for (const waiter of queue.drain()) waiter.giveUp(new ConnectionClosedError());
+      unwatch();
+    }
+    this.#queues.clear();
+    for (const closer of [...this.#closers]) closer();
+    this.#closers.clear();
+  }
+
+  #queueFor({ key, watch, wakeOn = [], wakeOnBlocking = false }: WaitSpec): WaitQueue<Lease, Waiter> {
+    const existing = this.#queues.get(key);
+    if (existing !== undefined) return existing.queue;
+    const queue = new WaitQueue<Lease, Waiter>({
+      attempt: (waiter) => this.#attemptOf(waiter),
+      discard: (lease) => void lease.release().catch(() => {}),
+      onIdle: () => {
+        const entry = this.#queues.get(key);
+        if (entry?.queue !== queue) return;
+        entry.unwatch();
+        this.#queues.delete(key);
+        this.#blocking.delete(key);
+      },
+    });
+    const unwatchers = watch.map((k) => this.#ctx.dispatcher.watch(k, { onChange: () => queue.wake() }));
+    for (const k of wakeOn) {
+      unwatchers.push(
+        this.onWake(k, () => {
+          const blocking = wakeOnBlocking ? this.#blocking.get(key) : undefined;
+          if (blocking === undefined || blocking === k) queue.wake();
+        }),
+      );
+    }
+    this.#queues.set(key, {
+      queue,
+      unwatch: () => {
+        for (const u of unwatchers) u();
+      },
+    });
+    return queue;
+  }
+}
