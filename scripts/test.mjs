@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bunBinary, runBun } from './test-bun.mjs';
 
 /**
  * The suites need Node 22.12+ (`engines`: the first Node 22 that loads ES modules from require(),
@@ -229,6 +230,12 @@ const timesDir = mkdtempSync(join(tmpdir(), 'leasehold-times-'));
 const timesFile = join(timesDir, 'times.tsv');
 let failed = false;
 const totals = { passed: 0, failed: 0, skipped: 0 };
+/**
+ * Each failing run's "failing tests" section (the spec reporter prints it after the run's counts),
+ * printed again at the very end: CI keeps the tail of a log, and a failure far above it showed
+ * only its name there, never its assertion (stops 44 and 45).
+ */
+const failures = [];
 for (const { suite, files, env, runtime } of runs()) {
   const binary = env.LEASEHOLD_REDIS_SERVER || process.env.LEASEHOLD_REDIS_SERVER || 'redis-server';
   const version = spawnSync(binary, ['--version']).stdout?.toString();
@@ -238,11 +245,14 @@ for (const { suite, files, env, runtime } of runs()) {
     const bun = bunBinary();
     const on = `Bun ${spawnSync(bun, ['--version']).stdout.toString().trim()}`;
     console.log(`\n=== ${suite} integration (${label}; ${server}; ${on}) ===`);
-    if ((await runBun(bun, files, { ...process.env, ...env })) !== 0) failed = true;
+    const options = { totals, timeoutMs: RUN_TIMEOUT_MS, failures };
+    if ((await runBun(bun, files, { ...process.env, ...env }, options)) !== 0) failed = true;
     continue;
   }
-  console.log(`\n=== ${suite} (${label || 'default'}; ${server}; Node ${process.version}) ===`);
+  const title = `${suite} (${label || 'default'}; ${server}; Node ${process.version})`;
+  console.log(`\n=== ${title} ===`);
   const status = await run(
+    title,
     [
       '--import',
       'tsx',
@@ -268,6 +278,10 @@ for (const { suite, files, env, runtime } of runs()) {
   printSlowest();
 }
 removeGlideSockets();
+for (const { run, lines } of failures) {
+  console.log(`\n=== failures of ${run} (the run's own report is above) ===`);
+  for (const line of lines) console.log(line);
+}
 rmSync(timesDir, { recursive: true, force: true });
 console.log(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
 process.exit(failed ? 1 : 0);
@@ -330,8 +344,11 @@ function printSlowest() {
   console.log(`file time ${total.toFixed(0)} s; slowest: ${slowest.join(', ')}`);
 }
 
-/** Runs node's test runner, echoing its output and adding up its closing counts. */
-function run(args, env) {
+/**
+ * Runs node's test runner, echoing its output and adding up its closing counts; a run that fails
+ * leaves its "failing tests" section (at most 150 lines) in `failures`.
+ */
+function run(title, args, env) {
   return new Promise((resolve) => {
     // Its own process group, so that a watchdog kill reaches the per-file test processes too.
     const child = spawn(process.execPath, args, {
@@ -349,73 +366,24 @@ function run(args, env) {
       } catch {}
     }, RUN_TIMEOUT_MS);
     let pending = '';
+    /** The "failing tests" section's lines, once the reporter has begun it. */
+    let failing;
     child.stdout.on('data', (chunk) => {
       process.stdout.write(chunk);
       pending += chunk.toString();
       const lines = pending.split('\n');
       pending = lines.pop() ?? '';
       for (const line of lines) {
+        if (/^\S+ failing tests:/.test(line)) failing = [];
+        if (failing && failing.length < 150) failing.push(line);
         const m = /^\S+ (pass|fail|cancelled|skipped) (\d+)$/.exec(line.trim());
         if (m) totals[m[1] === 'pass' ? 'passed' : m[1] === 'skipped' ? 'skipped' : 'failed'] += Number(m[2]);
       }
     });
     child.on('close', (code) => {
       clearTimeout(watchdog);
+      if (failing || code !== 0) failures.push({ run: title, lines: failing ?? [`exit code ${code}`] });
       resolve(code ?? 1);
     });
   });
-}
-
-/** .runtimes/bun/bin/bun, fetched by scripts/runtimes.sh when missing. */
-function bunBinary() {
-  const bun = resolve(process.env.LEASEHOLD_RUNTIMES_DIR ?? '.runtimes', 'bun', 'bin', 'bun');
-  if (
-    !existsSync(bun) &&
-    spawnSync('bash', ['scripts/runtimes.sh', 'bun'], { stdio: 'inherit' }).status !== 0
-  ) {
-    console.error('scripts/runtimes.sh could not fetch Bun: the bun suite cannot run');
-    process.exit(2);
-  }
-  return bun;
-}
-
-/**
- * `bun test` on each file in a process of its own, two at a time, output echoed a file at a time
- * (not interleaved) and its closing counts added up. Each file is bounded by the run timeout.
- */
-async function runBun(bun, files, env) {
-  const queue = [...files];
-  let status = 0;
-  const one = (file) =>
-    new Promise((resolve) => {
-      const child = spawn(
-        bun,
-        ['test', '--preload', './test/harness/setup.ts', '--timeout', '180000', file],
-        { stdio: ['ignore', 'pipe', 'pipe'], env, detached: true },
-      );
-      let output = '';
-      child.stdout.on('data', (chunk) => (output += chunk));
-      child.stderr.on('data', (chunk) => (output += chunk));
-      const watchdog = setTimeout(() => {
-        output += `\n✖ ${file} did not finish within ${RUN_TIMEOUT_MS / 1000} s: killed\n`;
-        totals.failed += 1;
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {}
-      }, RUN_TIMEOUT_MS);
-      child.on('close', (code) => {
-        clearTimeout(watchdog);
-        process.stdout.write(output);
-        for (const m of output.matchAll(/^\s*(\d+) (pass|fail|skip)$/gm)) {
-          totals[m[2] === 'pass' ? 'passed' : m[2] === 'skip' ? 'skipped' : 'failed'] += Number(m[1]);
-        }
-        if (code !== 0) status = 1;
-        resolve();
-      });
-    });
-  const lane = async () => {
-    for (let file = queue.shift(); file !== undefined; file = queue.shift()) await one(file);
-  };
-  await Promise.all([lane(), lane()]);
-  return status;
 }
