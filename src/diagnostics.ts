@@ -1,4 +1,5 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
+import { type Adder, metricsApi, type Recorder } from './base/telemetry.ts';
 import type { LeaseholdEvents } from './events.ts';
 
 /**
@@ -26,26 +27,6 @@ const channels = Object.fromEntries(
   Object.entries(CHANNELS).map(([event, name]) => [event, diagnosticsChannel.channel(name)]),
 ) as Record<keyof LeaseholdEvents, diagnosticsChannel.Channel>;
 
-/** The subset of `@opentelemetry/api` leasehold uses (it is an optional peer, never imported statically). */
-interface OtelApi {
-  metrics: {
-    getMeter(
-      name: string,
-      version?: string,
-    ): {
-      createHistogram(name: string, options: { unit: string; description: string }): Recorder;
-      createCounter(name: string, options: { unit: string; description: string }): Adder;
-      createUpDownCounter(name: string, options: { unit: string; description: string }): Adder;
-    };
-  };
-}
-interface Recorder {
-  record(value: number, attributes?: Record<string, string>): void;
-}
-interface Adder {
-  add(value: number, attributes?: Record<string, string>): void;
-}
-
 /** The OpenTelemetry instruments, created on first use once `@opentelemetry/api` has loaded. */
 interface Instruments {
   acquireDuration: Recorder;
@@ -56,30 +37,10 @@ interface Instruments {
   reconnects: Adder;
 }
 
-let api: OtelApi | undefined;
 let instruments: Instruments | undefined;
-let loading: Promise<void> | undefined;
-
-/**
- * Loads `@opentelemetry/api` once per process if the application has it installed. Absent, the
- * import fails once and metrics stay off: no dependency, no cost. Leasehold.connect() awaits this.
- */
-export function loadTelemetry(): Promise<void> {
-  if (loading === undefined) {
-    // A computed specifier keeps bundlers and TypeScript from requiring the optional package.
-    const specifier = ['@opentelemetry', 'api'].join('/');
-    loading = import(specifier).then(
-      (mod: unknown) => {
-        const candidate = ((mod as { default?: unknown }).default ?? mod) as Partial<OtelApi>;
-        if (typeof candidate.metrics?.getMeter === 'function') api = candidate as OtelApi;
-      },
-      () => {},
-    );
-  }
-  return loading;
-}
 
 function meter(): Instruments | undefined {
+  const api = metricsApi();
   if (api === undefined) return undefined;
   if (instruments !== undefined) return instruments;
   // Created lazily so that a MeterProvider registered after import but before the first lock is used.

@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { connectDrivers, createDrivers } from './api/open-drivers.ts';
 import { type Wiring, wire } from './api/wiring.ts';
-import { loadTelemetry, Observer } from './diagnostics.ts';
+import { loadTelemetry } from './base/telemetry.ts';
+import { Observer } from './diagnostics.ts';
 import type { Driver } from './driver/types.ts';
 import type { Context } from './engine/context.ts';
 import type { Engine } from './engine/engine.ts';

@@ -9,6 +9,9 @@
 //     the verdict is on the medians over rounds.
 //   - Per shape (1 in flight, 64 in flight): `pairs` acquire + release on free names, no waiters,
 //     the lease's `signal` read as users who watch it do (the contender adapter reads it).
+//   - A third side per driver, this tree with an OpenTelemetry TracerProvider recording every span
+//     (issue 41: what traces cost), is measured in the same rounds and reported beside; it is not
+//     part of the verdict. The other two sides have @opentelemetry/api installed and no provider.
 //   - CPU: process.cpuUsage() over the measured pairs (the client process only; Redis is not in
 //     it). Bytes: the JS heap allocated over them (bench/workers/pairs.ts says how it is counted).
 import { join } from 'node:path';
@@ -41,6 +44,8 @@ export interface BudgetCell {
   rounds: { cpu: [number, number]; bytes: [number, number] }[];
   /** Which figures exceed the tolerance. */
   over: ('cpu' | 'bytes')[];
+  /** This tree with a recording TracerProvider: medians over rounds, and their change against `current`. */
+  traced: { cpu: number; bytes: number; change: { cpu: number; bytes: number } };
 }
 
 export interface BudgetResult {
@@ -62,33 +67,39 @@ export async function budget(ctx: Context): Promise<BudgetResult> {
   const cfg = ctx.config.budget;
   const compare = ctx.options.baseline !== undefined;
   const builds = compare ? (['current', 'baseline'] as const) : (['current'] as const);
+  /** Every side measured: the builds, then this tree traced (not in the verdict). */
+  const sides = [...builds, 'traced'] as const;
   const bench = await Bench.start();
   const workers = new Map<string, Worker>();
   const id = (driver: string, build: string) =>
-    `leasehold-${build === 'baseline' ? 'baseline-' : ''}${driver}`;
+    `leasehold-${build === 'baseline' ? 'baseline-' : ''}${driver}${build === 'traced' ? ' traced' : ''}`;
+  const contenderOf = (side: string) => side.replace(' traced', '');
   try {
     let index = 900;
     for (const driver of DRIVERS)
-      for (const build of builds) {
-        const contender = id(driver, build);
-        const worker = await Worker.spawn(index++, profiled(ctx.options.profile, `budget-${contender}`));
-        workers.set(contender, worker);
+      for (const build of sides) {
+        const side = id(driver, build);
+        const contender = contenderOf(side);
+        const options = profiled(ctx.options.profile, `budget-${side.replace(' ', '-')}`);
+        const env = build === 'traced' ? { BENCH_TRACING: 'record' } : {};
+        const worker = await Worker.spawn(index++, { ...options, env });
+        workers.set(side, worker);
         await worker.call({ cmd: 'init', contender, url: bench.url });
       }
     const figures = new Map<string, { cpu: number[]; bytes: number[] }>();
-    const measure = async (contender: string, lanes: number, pairs: number, round: number) => {
+    const measure = async (side: string, lanes: number, pairs: number, round: number) => {
       const warmup = round < 0;
-      const r = await workers.get(contender)!.call<PairsResult>({
+      const r = await workers.get(side)!.call<PairsResult>({
         cmd: 'pairs',
-        contender,
+        contender: contenderOf(side),
         lanes,
         ttl: 10_000,
         // Names of equal length on both sides (a name is in every command and every key).
-        tag: lockName('budget', lanes, round, [...workers.keys()].indexOf(contender)),
+        tag: lockName('budget', lanes, round, [...workers.keys()].indexOf(side)),
         count: warmup ? pairs * 4 : pairs,
         allocations: true,
       });
-      const key = `${contender} ${lanes}`;
+      const key = `${side} ${lanes}`;
       const f = figures.get(key) ?? { cpu: [], bytes: [] };
       figures.set(key, f);
       if (warmup) return;
@@ -97,7 +108,7 @@ export async function budget(ctx: Context): Promise<BudgetResult> {
     };
     // Round -1 warms every side up (the JIT, the connection, the scripts loaded) and is not counted.
     for (let round = -1; round < cfg.rounds; round++) {
-      const order = round % 2 === 0 ? builds : [...builds].reverse();
+      const order = round % 2 === 0 ? sides : [...sides].reverse();
       for (const driver of DRIVERS)
         for (const { lanes, pairs } of cfg.shapes)
           for (const build of order) await measure(id(driver, build), lanes, pairs, round);
@@ -106,6 +117,7 @@ export async function budget(ctx: Context): Promise<BudgetResult> {
     for (const driver of DRIVERS) {
       for (const { lanes } of cfg.shapes) {
         const mine = figures.get(`${id(driver, 'current')} ${lanes}`)!;
+        const traced = figures.get(`${id(driver, 'traced')} ${lanes}`)!;
         const theirs = figures.get(`${id(driver, 'baseline')} ${lanes}`) ?? { cpu: [], bytes: [] };
         const delta = { cpu: change(mine.cpu, theirs.cpu), bytes: change(mine.bytes, theirs.bytes) };
         const cell: BudgetCell = {
@@ -119,6 +131,11 @@ export async function budget(ctx: Context): Promise<BudgetResult> {
             bytes: [mine.bytes[i]!, theirs.bytes[i] ?? Number.NaN],
           })),
           over: (['cpu', 'bytes'] as const).filter((k) => delta[k] > TOLERANCE[k]),
+          traced: {
+            cpu: median(traced.cpu),
+            bytes: median(traced.bytes),
+            change: { cpu: change(traced.cpu, mine.cpu), bytes: change(traced.bytes, mine.bytes) },
+          },
         };
         cells.push(cell);
         const vs = (x: { current: number; baseline: number }, k: 'cpu' | 'bytes', unit: string) =>
@@ -128,6 +145,10 @@ export async function budget(ctx: Context): Promise<BudgetResult> {
         ctx.log(
           `  budget ${driver}, ${lanes} in flight: CPU ${vs(cell.cpu, 'cpu', 'µs')}, allocated ${vs(cell.bytes, 'bytes', 'B')} per pair` +
             (cell.over.length > 0 ? `: OVER the budget (${cell.over.join(', ')})` : ''),
+        );
+        const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
+        ctx.log(
+          `    spans recorded (a TracerProvider registered): CPU ${cell.traced.cpu.toFixed(0)} µs (${pct(cell.traced.change.cpu)}), allocated ${cell.traced.bytes.toFixed(0)} B (${pct(cell.traced.change.bytes)}) per pair`,
         );
       }
     }

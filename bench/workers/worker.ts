@@ -25,6 +25,19 @@ import type {
 } from './protocol.ts';
 
 const me = Number(process.env['BENCH_WORKER'] ?? '0');
+// The budget's traced side: spans recorded as an application that exports them records them (a
+// batch processor), into an exporter that drops them, so that the figure is the client's own cost.
+if (process.env['BENCH_TRACING'] === 'record') {
+  const { trace } = await import('@opentelemetry/api');
+  const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+  const exporter = {
+    export: (_: unknown, done: (r: { code: 0 }) => void) => done({ code: 0 }),
+    shutdown: async () => {},
+  };
+  trace.setGlobalTracerProvider(
+    new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] }),
+  );
+}
 // Before any client connects: it instruments sockets as they open.
 const probe = Probe.install();
 const clients = new Map<string, ContenderClient>();

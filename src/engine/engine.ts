@@ -11,6 +11,7 @@ import { HeldLeases } from './held-leases.ts';
 import { Queues } from './queues.ts';
 import type { Spec } from './spec.ts';
 import { SpecOp } from './spec-core.ts';
+import { traceAcquire } from './tracing.ts';
 import { Waiter } from './waiter.ts';
 
 /** What a one-attempt call (tryAcquire, forceAcquire) passes: the lease's TTL, owner and modes. */
@@ -55,11 +56,20 @@ export class Engine {
     // Direct grants where the spec has them and the instance can subscribe, for a caller that waits.
     const grants = spec.grants !== undefined && options.timeout !== 0 ? this.#ctx.grants : undefined;
     const waiter = new Waiter(this.#attempts, spec, name, request, options, grants, this.#wake);
-    return this.#waiting.wait(waiter as Waiter, options);
+    return traceAcquire(spec, name, () => this.#waiting.wait(waiter as Waiter, options));
   }
 
   /** One attempt; undefined when busy. Announces the lease as a wait queue would. */
-  async tryAcquire<K, R>(
+  tryAcquire<K, R>(
+    spec: Spec<K, R>,
+    name: string,
+    request: R,
+    options: OnceOptions,
+  ): Promise<Lease | undefined> {
+    return traceAcquire(spec, name, () => this.#once(spec, name, request, options));
+  }
+
+  async #once<K, R>(
     spec: Spec<K, R>,
     name: string,
     request: R,
@@ -80,7 +90,11 @@ export class Engine {
   }
 
   /** Takes `spec`'s lock whoever holds it (spec.force); the previous holder hears of it at once. */
-  async force<K, R>(spec: Spec<K, R>, name: string, request: R, options: OnceOptions): Promise<Lease> {
+  force<K, R>(spec: Spec<K, R>, name: string, request: R, options: OnceOptions): Promise<Lease> {
+    return traceAcquire(spec, name, () => this.#force(spec, name, request, options));
+  }
+
+  async #force<K, R>(spec: Spec<K, R>, name: string, request: R, options: OnceOptions): Promise<Lease> {
     const { ttl, owner } = options;
     if (this.#ctx.closed) throw new ConnectionClosedError();
     if (spec.force === undefined) throw new TypeError(`leasehold: ${spec.operation} cannot be forced`);

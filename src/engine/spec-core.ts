@@ -4,6 +4,7 @@ import type { Lease, LeaseCore } from '../lease.ts';
 import type { AcquireOp, ExtendOp, Grant, Runner } from '../runners/runner.ts';
 import { confirmed } from './give-backs.ts';
 import { calls, grantOf, type Spec } from './spec.ts';
+import { traceRelease } from './tracing.ts';
 
 /** Gives keys back now, and again once Redis answers if it does not confirm (GiveBacks). */
 export type GiveBack = (name: string, send: () => Promise<unknown>, ttl: number) => void;
@@ -157,7 +158,11 @@ export class SpecCore<K, R> implements LeaseCore {
    * A release that keeps the name `ms` more (minHold): the spec's own hold where it has one (a
    * fair lock wakes its next in line to learn when it ends), else its extension with that TTL.
    */
-  async hold(lease: Lease, ms: number): Promise<boolean> {
+  hold(lease: Lease, ms: number): Promise<boolean> {
+    return traceRelease(this.#spec, lease.name, () => this.#hold(lease, ms));
+  }
+
+  async #hold(lease: Lease, ms: number): Promise<boolean> {
     const spec = this.#spec;
     const keys = this.#keys(lease);
     const hold = spec.hold?.(keys, lease.stored, ms, lease.detail as R);
@@ -171,7 +176,11 @@ export class SpecCore<K, R> implements LeaseCore {
     return result === true;
   }
 
-  async release(lease: Lease): Promise<boolean> {
+  release(lease: Lease): Promise<boolean> {
+    return traceRelease(this.#spec, lease.name, () => this.#release(lease));
+  }
+
+  async #release(lease: Lease): Promise<boolean> {
     const spec = this.#spec;
     const keys = this.#keys(lease);
     const release = spec.release(keys, lease.stored, lease.detail as R);

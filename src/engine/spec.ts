@@ -4,6 +4,7 @@ import type { Lease, LeaseInit } from '../lease.ts';
 import type { AcquireOp, Grant, Granted } from '../runners/runner.ts';
 import type { GrantTicket } from './grants.ts';
 import type { Holding } from './held.ts';
+import type { TracedPrimitive } from './tracing.ts';
 
 export type { GrantTicket };
 
@@ -31,8 +32,10 @@ export interface WaitSpec {
  * release. docs/architecture.md, "Adding a primitive", walks through one.
  */
 export interface Spec<K = unknown, R = undefined> {
-  /** Names the operation in errors and events: 'acquire', 'semaphore acquire', ... */
+  /** Names the operation in errors, events and spans: 'acquire', 'semaphore acquire', ... */
   readonly operation: string;
+  /** The primitive it belongs to, as spans name it (src/tracing.ts). */
+  readonly primitive: TracedPrimitive;
   /** Its keys (from its layout); `request` for keys that depend on what is asked (a multiLock's names). */
   keys(prefix: string, name: string, request: R): K;
   /**

@@ -138,6 +138,7 @@ export const electionInspection: InspectionSpec<keyof ElectionKeys> = {
  */
 export class ElectionSpec implements Spec<ElectionKeys, string> {
   readonly operation = 'campaign';
+  readonly primitive = 'election';
   readonly #engine: Engine;
   /** This instance's terms by name, for Election.isLeader (ended ones are dropped when read). */
   readonly #terms = new Map<string, Set<Term>>();

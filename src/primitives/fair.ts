@@ -69,6 +69,7 @@ function turnOf(k: FairKeys, next: unknown): string | undefined {
  */
 export const fairSpec: Spec<FairKeys, undefined> = {
   operation: 'fair acquire',
+  primitive: 'fair',
   keys: fairLayout.keys,
   acquire: (k, stored, ttl, _request, join, ticket?: GrantTicket) => {
     const keys = [k.lock, k.queue, k.deadlines, k.arrivals, k.fence, k.turn + stored, k.mark];

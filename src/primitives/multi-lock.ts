@@ -70,6 +70,7 @@ export interface Plan {
  */
 export const multiSpec: Spec<Plan, Plan> = {
   operation: 'multiLock acquire',
+  primitive: 'multiLock',
   keys: (_prefix, _name, plan) => plan,
   acquire: (plan, stored, ttl, _request, join) =>
     plan.oneScript

@@ -213,6 +213,7 @@ export const restoreCall = (k: MutexKeys, stored: string, ttl: number, fence: bi
  */
 export class MutexSpec implements Spec<MutexKeys, undefined> {
   readonly operation = 'acquire';
+  readonly primitive = 'mutex';
   readonly keys = mutexKeys;
   readonly quorum = {
     confirm: confirmCall,

@@ -89,6 +89,7 @@ const readRelease = (k: RwKeys, stored: string) => ({
  */
 export const readSpec: Spec<RwKeys, undefined> = {
   operation: 'read lock',
+  primitive: 'rwlock',
   keys: rwKeys,
   acquire: (k, stored, ttl, _request, _join, ticket?: GrantTicket) => {
     const args = [stored, ms(ttl)];
@@ -124,6 +125,7 @@ export const readSpec: Spec<RwKeys, undefined> = {
  */
 export const writeSpec: Spec<RwKeys, undefined> = {
   operation: 'write lock',
+  primitive: 'rwlock',
   keys: rwKeys,
   acquire: (k, stored, ttl, _request, join, ticket?: GrantTicket) => {
     const args = [stored, ms(ttl), join ? '1' : '0'];

@@ -75,6 +75,7 @@ interface PermitRequest {
  */
 export const semaphoreSpec: Spec<SemaphoreKeys, PermitRequest> = {
   operation: 'semaphore acquire',
+  primitive: 'semaphore',
   keys: semaphoreLayout.keys,
   acquire: (k, stored, ttl, { permits, limit }, _join, ticket) =>
     ticket === undefined

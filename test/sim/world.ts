@@ -5,8 +5,8 @@
 // invariants. Faults (faults.ts) pause, crash and cut processes and connections, black-hole
 // them and step the server's clock. Replay one seed with `npm run sim -- --seed=<n> --verbose`.
 import FakeTimers from '@sinonjs/fake-timers';
+import { loadTelemetry } from '../../src/base/telemetry.ts';
 import { useTokenSource } from '../../src/base/token.ts';
-import { loadTelemetry } from '../../src/diagnostics.ts';
 import { type Lease, Leasehold } from '../../src/index.ts';
 import { LuaScripts } from '../../src/memory/lua.ts';
 import { Checker } from './checker.ts';
