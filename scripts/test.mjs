@@ -95,7 +95,7 @@ const SERVER_SUITES = [
   {
     dir: 'integration',
     names:
-      /^(mutex|cluster|sentinel|semaphore|rwlock|fair|election|conformance-redis|redis-contract|script-tracking|memory-scripts|restart-empty|fence-expiry|fence-clock|key-lifetimes|events|notifications|doctor|release-race|inspect|live-view|direct-grants(-[a-z]+)?|grant-strands|grant-failover)\.test\.ts$/,
+      /^(mutex|cluster|sentinel|semaphore|rwlock|fair|election|conformance-redis|redis-contract|script-tracking|memory-scripts|restart-empty|fence-expiry|fence-clock|key-lifetimes|events|notifications|doctor|release-race|inspect(-topologies)?|live-view|direct-grants(-[a-z]+)?|grant-strands|grant-failover)\.test\.ts$/,
     // GLIDE only polls (docs/compatibility.md): its line runs in polling mode.
     envs: [tracked('node-redis'), tracked('ioredis'), polled('glide')],
   },
