@@ -6,10 +6,8 @@
 // read-keys rule exactly which keys are (`read`), so that an extra or a missing read shows up.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { createClient } from 'redis';
 import { loadScript, type Script, scripts } from '../../src/scripts/index.ts';
-import { uniquePrefix } from '../harness/leasehold.ts';
+import { armedBy, type Case } from '../harness/armed.ts';
 import { RedisServer } from '../harness/redis-server.ts';
 import { redisServerVersion, serverTrackingRule } from '../harness/server-binary.ts';
 
@@ -25,56 +23,6 @@ const script = (name: string): Script => loadScript(name);
 
 /** The rule the server under test should follow, from its version. */
 const expectedRule = serverTrackingRule;
-
-/**
- * Runs `setup` on a plain connection, the script on a tracked one (RESP3, NOLOOP, as leasehold's
- * own connection), then writes every declared key from the plain connection and returns the
- * keys the tracked connection heard of (by short name) and the script's reply.
- */
-async function armed(
-  run: { script: Script; keys: string[]; args: (string | number)[] },
-  setup: (string | number)[][] = [],
-): Promise<{ heard: string[]; reply: unknown }> {
-  const prefix = `${uniquePrefix('arm')}:{x}`;
-  const full = (k: string) => `${prefix}:${k}`;
-  const expand = (arg: string | number) => String(arg).replaceAll('@', `${prefix}:`);
-  const tracked = createClient({ url: server.url, RESP: 3, emitInvalidate: true });
-  const plain = createClient({ url: server.url });
-  const heard = new Set<string>();
-  tracked.on('invalidate', (key: unknown) => {
-    if (key !== null) heard.add(String(key).slice(prefix.length + 1));
-  });
-  await Promise.all([tracked.connect(), plain.connect()]);
-  try {
-    await tracked.sendCommand(['CLIENT', 'TRACKING', 'ON', 'NOLOOP']);
-    for (const command of setup) await plain.sendCommand(command.map(expand));
-    const reply = await tracked.sendCommand([
-      'EVAL',
-      run.script.source,
-      String(run.keys.length),
-      ...run.keys.map(full),
-      ...run.args.map(expand),
-    ]);
-    for (const k of run.keys) await plain.sendCommand(['SET', full(k), 'changed']);
-    // The pushes for those writes were sent before the PING's reply on the tracked connection.
-    await tracked.sendCommand(['PING']);
-    await sleep(10);
-    return { heard: [...heard].sort(), reply };
-  } finally {
-    tracked.destroy();
-    plain.destroy();
-  }
-}
-
-interface Case {
-  name: string;
-  run: { script: Script; keys: string[]; args: (string | number)[] };
-  setup?: (string | number)[][];
-  /** The keys the caller listens to after this outcome: armed under every rule. */
-  must: string[];
-  /** Exactly what the read-keys rule (Redis >= 7.2, Valkey) arms: `must` plus reads a decision needs. */
-  read: string[];
-}
 
 const TTL = 10_000;
 const far = () => Date.now() + 60_000;
@@ -394,13 +342,13 @@ const cases: Case[] = [
 describe(`which keys each script arms (${redisServerVersion()})`, () => {
   test(`the server follows the ${expectedRule()} rule`, async () => {
     const probe = { source: "return redis.call('GET', KEYS[1])", name: 'probe', sha: '' };
-    const { heard } = await armed({ script: probe, keys: ['read', 'declared'], args: [] });
+    const { heard } = await armedBy(server.url, { script: probe, keys: ['read', 'declared'], args: [] });
     assert.deepEqual(heard, expectedRule() === 'read-keys' ? ['read'] : ['declared', 'read']);
   });
 
   for (const c of cases) {
     test(c.name, async () => {
-      const { heard, reply } = await armed(c.run, c.setup);
+      const { heard, reply } = await armedBy(server.url, c.run, c.setup);
       for (const key of c.must)
         assert.ok(heard.includes(key), `${key} not armed (heard ${heard}, reply ${reply})`);
       if (expectedRule() === 'read-keys') assert.deepEqual(heard, c.read, `reply ${JSON.stringify(reply)}`);
