@@ -208,7 +208,9 @@ function holderLine(h: Holder): string {
   if (h.permits !== undefined) parts.push(`${h.permits} permit${h.permits === 1 ? '' : 's'}`);
   if (h.fencingToken !== undefined) parts.push(`fencing token ${h.fencingToken}`);
   parts.push(h.ttlLeft < 0 ? 'no TTL (the key never expires!)' : `${formatMs(h.ttlLeft)} left`);
-  if (h.since !== undefined) parts.push(since(h.since));
+  // The stored stamp is when the holder began to ask (a waiter's value is fixed for its whole wait
+  // so that a grant can name it): no server-side grant time exists to show beside it.
+  if (h.since !== undefined) parts.push(`asked ${at(h.since)}`);
   parts.push(`token ${h.token}`);
   return `${h.owner ?? '(no owner recorded)'}: ${parts.join(', ')}`;
 }
@@ -216,13 +218,13 @@ function holderLine(h: Holder): string {
 function waiterLine(w: Waiter): string {
   const parts = [
     ...(w.role === undefined ? [] : [w.role]),
-    ...(w.since === undefined ? [] : [`waiting ${since(w.since)}`]),
+    ...(w.since === undefined ? [] : [`waiting since ${at(w.since)}`]),
     `dropped in ${formatMs(w.deadlineIn)} unless it retries`,
     `token ${w.token}`,
   ];
   return `${w.owner ?? '(no owner recorded)'}: ${parts.join(', ')}`;
 }
 
-function since(epoch: number): string {
-  return `since ${new Date(epoch).toISOString()} (${formatMs(Math.max(0, Date.now() - epoch))} ago)`;
+function at(epoch: number): string {
+  return `${new Date(epoch).toISOString()} (${formatMs(Math.max(0, Date.now() - epoch))} ago)`;
 }

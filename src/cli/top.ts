@@ -10,7 +10,8 @@ import { followLimit, formatMs } from './values.ts';
 export const topHelp = `Usage: leasehold top [<name-prefix>] [options]
 
 A live view of the busiest names under <name-prefix> (every name when left out): each name's
-primitive, holder (owner), age, remaining TTL, fencing token and waiters (WAIT counts processes:
+primitive, holder (owner), ASKED (how long ago the holder began to ask: one that waited got the
+lease later), remaining TTL, fencing token and waiters (WAIT counts processes:
 only each process's first caller for a name registers). Updated from
 invalidation pushes (CLIENT TRACKING BCAST on the prefix): only the names a push names are read
 again, and nothing is sent to Redis while nothing changes. Read-only. Ctrl-C (or q) stops.
@@ -179,7 +180,7 @@ class Screen {
       `leasehold top  ${this.#names === '' ? '(every name)' : this.#names}  ${entries.length} names  ` +
         `mode ${this.#view.mode}  ${new Date().toISOString().slice(11, 19)}  (q quits)`,
       '',
-      pad(['NAME', 'KIND', 'HOLDER', 'AGE', 'TTL', 'FENCE', 'WAIT', 'CHG']),
+      pad(['NAME', 'KIND', 'HOLDER', 'ASKED', 'TTL', 'FENCE', 'WAIT', 'CHG']),
     ];
     const room = Math.max(1, rows - lines.length - 8);
     for (const entry of entries.slice(0, room)) lines.push(line(entry));

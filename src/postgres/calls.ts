@@ -1,6 +1,8 @@
 import type { Pool, PoolClient, QueryResult } from 'pg';
 import { monotonic } from '../base/clock.ts';
 import { after } from '../base/timer.ts';
+import { missingPackage } from '../driver/connect-errors.ts';
+import { asError } from '../driver/types.ts';
 
 /** Runs the batches of one transaction. Each resolves with every statement's result, in order. */
 export type Query = (text: string) => Promise<QueryResult[]>;
@@ -142,4 +144,20 @@ export function timed<T>(promise: Promise<T>, ms: number, late?: (value: T) => v
       },
     );
   });
+}
+
+/** The SQLSTATE of a failed call: on the error itself, or on the one asReply wrapped. */
+export function sqlState(error: unknown): string | undefined {
+  const e = error as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  const code = typeof e?.code === 'string' ? e.code : e?.cause?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+export type Pg = typeof import('pg');
+
+export async function loadPg(): Promise<Pg> {
+  const module = (await import('pg').catch((error: unknown) => {
+    throw new Error(missingPackage(error, 'pg') ?? asError(error).message, { cause: error });
+  })) as Pg & { default?: Pg };
+  return module.default ?? module;
 }

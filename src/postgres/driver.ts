@@ -1,8 +1,7 @@
-import type { ClientConfig, Pool } from 'pg';
+import type { Pool } from 'pg';
 import { monotonic } from '../base/clock.ts';
 import { newToken } from '../base/token.ts';
 import { Canary, type CanaryPort } from '../driver/canary.ts';
-import { missingPackage } from '../driver/connect-errors.ts';
 import {
   asError,
   closeWithin,
@@ -17,16 +16,25 @@ import {
 } from '../driver/types.ts';
 import { ConnectionClosedError } from '../errors.ts';
 import { LuaScripts } from '../memory/lua.ts';
-import { asReply, cutPool, fromPostgres, type Query, timed, withConnection } from './calls.ts';
+import {
+  asReply,
+  cutPool,
+  fromPostgres,
+  loadPg,
+  type Query,
+  sqlState,
+  timed,
+  withConnection,
+} from './calls.ts';
 import type { Row } from './codec.ts';
+import { plainCommand } from './commands.ts';
 import { ExpiryTimers } from './expiry.ts';
-import { commandKeys } from './keys.ts';
-import { Listener } from './listener.ts';
-import { literal, type PgNames } from './names.ts';
-import { scanKeys } from './scan.ts';
+import { Listener, listenConfig } from './listener.ts';
+import type { PgNames } from './names.ts';
 import { migrate, schemaState, standbyError } from './schema.ts';
 import type { Host, ScratchRun } from './scratch.ts';
-import { changePayloads, presenceId, SUBSCRIBER_GONE } from './sql.ts';
+import { presenceId, SUBSCRIBER_GONE } from './sql.ts';
+import { Sweeper } from './sweep.ts';
 import { transact } from './transaction.ts';
 
 /** What a PostgreSQL driver is built with (src/options/postgres.ts checks the user's part). */
@@ -45,27 +53,8 @@ export interface PostgresDriverOptions {
   canaryKey: () => string;
 }
 
-/** The SQLSTATE of a failed call: on the error itself, or on the one asReply wrapped. */
-function sqlState(error: unknown): string | undefined {
-  const e = error as { code?: unknown; cause?: { code?: unknown } } | undefined;
-  const code = typeof e?.code === 'string' ? e.code : e?.cause?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
 /** Retries of a transaction PostgreSQL chose as a deadlock victim (extra keys a run locked late). */
 const DEADLOCK_RETRIES = 3;
-/** The sweep of expired rows: at most once a minute, by an instance that wrote, a bounded batch. */
-const SWEEP_EVERY = 60_000;
-const SWEEP_BATCH = 500;
-
-type Pg = typeof import('pg');
-
-async function loadPg(): Promise<Pg> {
-  const module = (await import('pg').catch((error: unknown) => {
-    throw new Error(missingPackage(error, 'pg') ?? asError(error).message, { cause: error });
-  })) as Pg & { default?: Pg };
-  return module.default ?? module;
-}
 
 /**
  * leasehold on PostgreSQL (docs/postgres.md). Each script call is one transaction of two round
@@ -97,9 +86,10 @@ export class PostgresDriver implements Driver {
   readonly #cut = new Promise<never>((_, reject) => {
     this.#cutAll = reject;
   });
-  /** When this instance last swept expired rows (it sweeps once a minute while it writes, and at close). */
-  #lastSweep = monotonic();
-  #wrote = false;
+  readonly #sweeper = new Sweeper(
+    (work) => this.#with(work),
+    () => this.#o.names.qualified,
+  );
   #version = '';
   /** The server's start time at the last check: a new one means it restarted. */
   #started = '';
@@ -192,7 +182,7 @@ export class PostgresDriver implements Driver {
     this.#lua = await LuaScripts.load();
     if (!o.tracking) return;
     const listener = new Listener(
-      () => new pg.Client(this.#listenConfig()),
+      () => new pg.Client(listenConfig(this.#o)),
       o.names.channel,
       {
         notification: (payload) => this.#heard(payload),
@@ -227,7 +217,8 @@ export class PostgresDriver implements Driver {
     if (!force) await this.#canary.settle(1_000);
     this.#expiry.clear();
     // A short-lived process sweeps too: on its way out, once, bounded by commandTimeout.
-    if (this.#wrote && this.#lua !== undefined && !force) await timed(this.#sweep(), 1_000).catch(() => {});
+    if (this.#sweeper.wrote && this.#lua !== undefined && !force)
+      await timed(this.#sweeper.sweep(), 1_000).catch(() => {});
     await this.#listener?.close(force);
     const pool = this.#pool;
     if (pool !== undefined && this.#o.pool === undefined)
@@ -249,40 +240,16 @@ export class PostgresDriver implements Driver {
     return settled.map((s) => (s.status === 'fulfilled' ? s.value : asError(s.reason)));
   }
 
-  /**
-   * A plain command: the ones the scripts use run as a one-command script over their key's row;
-   * PING, TIME, INFO, SCAN and FLUSHALL (the table only) are answered by SQL.
-   */
+  /** A plain command (src/postgres/commands.ts). */
   async command(args: readonly string[]): Promise<unknown> {
     if (this.#lua === undefined || this.#closed) throw this.#notOpen();
-    const name = (args[0] ?? '').toUpperCase();
-    switch (name) {
-      case 'PING':
-        await this.#with((query) => query('SELECT 1'));
-        return 'PONG';
-      case 'TIME': {
-        const [result] = await this.#with((query) =>
-          query('SELECT floor(extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text AS now'),
-        );
-        const micros = BigInt((result?.rows[0] as { now?: string } | undefined)?.now ?? '0');
-        return [String(micros / 1_000_000n), String(micros % 1_000_000n)];
-      }
-      case 'INFO':
-        return `# Server\r\nserver_name:postgresql\r\npostgresql_version:${this.#version}\r\n`;
-      case 'SCAN':
-        return this.#with((query) => scanKeys(query, this.#o.names, args));
-      case 'FLUSHALL':
-      case 'FLUSHDB':
-        await this.#with((query) =>
-          query(
-            `BEGIN; DELETE FROM ${this.#o.names.qualified}; ` +
-              `SELECT pg_notify(${literal(this.#o.names.channel)}, ${literal(changePayloads(this.#writer, null)[0]!)}); COMMIT`,
-          ),
-        );
-        return 'OK';
-      default:
-        return this.#run(commandKeys(args), (host) => host([...args]), false);
-    }
+    return plainCommand(args, {
+      with: (work) => this.#with(work),
+      run: (keys, body) => this.#run(keys, body, false),
+      names: this.#o.names,
+      writer: this.#writer,
+      version: this.#version,
+    });
   }
 
   #notOpen(): Error {
@@ -346,7 +313,7 @@ export class PostgresDriver implements Driver {
     };
     const { run, loaded, now } = await transact(query, call);
     this.#committed(loaded, run, now / 1000);
-    if (run.upserts.length + run.deletes.length > 0) this.#maybeSweep();
+    if (run.upserts.length + run.deletes.length > 0) this.#sweeper.written();
     if (!run.outcome.ok) throw run.outcome.error;
     return run.outcome.reply;
   }
@@ -425,37 +392,5 @@ export class PostgresDriver implements Driver {
   #setProof(proof: TrackingProof): void {
     this.#proof = proof;
     this.#handlers.proven(proof);
-  }
-
-  /** Deletes a batch of rows whose TTL ran out (expire_at re-checked on the row it deletes). */
-  #maybeSweep(): void {
-    this.#wrote = true;
-    if (monotonic() - this.#lastSweep < SWEEP_EVERY) return;
-    this.#lastSweep = monotonic();
-    void this.#sweep().catch(() => {});
-  }
-
-  /** One bounded DELETE of rows whose TTL ran out. */
-  #sweep(): Promise<unknown> {
-    const table = this.#o.names.qualified;
-    const now = 'floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
-    return this.#with((query) =>
-      query(
-        `DELETE FROM ${table} WHERE expire_at < ${now} AND key IN ` +
-          `(SELECT key FROM ${table} WHERE expire_at < ${now} LIMIT ${SWEEP_BATCH})`,
-      ),
-    );
-  }
-
-  /** The listening connection's settings: `listenUrl`, the URL, or the user's pool's own. */
-  #listenConfig(): ClientConfig {
-    const o = this.#o;
-    const base: ClientConfig =
-      o.listenUrl !== undefined
-        ? { connectionString: o.listenUrl }
-        : o.url !== undefined
-          ? { connectionString: o.url }
-          : { ...((o.pool as unknown as { options?: ClientConfig }).options ?? {}) };
-    return { ...base, keepAlive: true, connectionTimeoutMillis: o.commandTimeout };
   }
 }

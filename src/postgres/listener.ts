@@ -1,4 +1,4 @@
-import type { Client, Notification } from 'pg';
+import type { Client, ClientConfig, Notification, Pool } from 'pg';
 import { after } from '../base/timer.ts';
 import { timed } from './calls.ts';
 import { quotedChannel } from './names.ts';
@@ -206,4 +206,23 @@ function cut(client: Client): void {
   } catch {
     // already gone
   }
+}
+
+/** Where the listening connection goes (PostgresDriverOptions' part of it). */
+export interface ListenSettings {
+  url?: string | undefined;
+  pool?: Pool | undefined;
+  listenUrl?: string | undefined;
+  commandTimeout: number;
+}
+
+/** The listening connection's settings: `listenUrl`, the URL, or the user's pool's own. */
+export function listenConfig(o: ListenSettings): ClientConfig {
+  const base: ClientConfig =
+    o.listenUrl !== undefined
+      ? { connectionString: o.listenUrl }
+      : o.url !== undefined
+        ? { connectionString: o.url }
+        : { ...((o.pool as unknown as { options?: ClientConfig }).options ?? {}) };
+  return { ...base, keepAlive: true, connectionTimeoutMillis: o.commandTimeout };
 }

@@ -70,7 +70,12 @@ describe(`leasehold status, every primitive (${mode})`, () => {
     assert.ok(live(holder!.ttlLeft), `ttl ${holder?.ttlLeft}`);
     assert.deepEqual(mutex?.waiters, [], 'nobody waits');
     assert.match(text, /^mutex {2}\(keys .*\)\n {2}state +held$/m);
-    assert.match(text, new RegExp(`holder +alpha: fencing token ${lease.fencingToken}, [\\d.]+ s left`));
+    assert.match(
+      text,
+      new RegExp(
+        `holder +alpha: fencing token ${lease.fencingToken}, [\\d.]+ s left, asked \\d{4}-[\\d-]+T[\\d:.]+Z \\(`,
+      ),
+    );
     assert.match(text, /waiters +none \(a waiter is listed once it registers for a direct grant/);
     // A waiter in another process is listed once it registered (its second attempt).
     const other = await redis.instance(prefix, TTL);
