@@ -1,6 +1,7 @@
 import { type Span, type SpanAttributes, type TraceApi, traceApi } from '../base/telemetry.ts';
 import { LockLostError, LockReleasedError } from '../errors.ts';
 import type { Lease } from '../lease.ts';
+import type { Primitive } from '../options/inspect.ts';
 
 /**
  * OpenTelemetry spans around the three things a lock's user waits on or cares about
@@ -16,8 +17,8 @@ import type { Lease } from '../lease.ts';
  * TracerProvider registered (or the span not sampled) one non-recording span.
  */
 
-/** What leasehold's primitives are called on spans (`leasehold.primitive`). */
-export type TracedPrimitive = 'mutex' | 'semaphore' | 'rwlock' | 'fair' | 'election' | 'multiLock';
+/** What leasehold's primitives are called on spans (`leasehold.primitive`): a multiLock is its own. */
+export type TracedPrimitive = Primitive | 'multiLock';
 
 /** What a span is about: the spec's primitive and operation ('write lock', 'campaign', ...). */
 export interface Traced {
