@@ -1,6 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from './ports.ts';
 import { reapOnExit } from './reaper.ts';
@@ -26,6 +29,12 @@ export class RedisServer {
   readonly #env: NodeJS.ProcessEnv | undefined;
   #child: ChildProcess | undefined;
   #log = '';
+  /**
+   * Its own working directory. Without one every server shared the checkout: a replica's full
+   * sync wrote dump.rdb there, and each server started or restarted later loaded it (not empty;
+   * or, written by a newer line, "Can't handle RDB format version 11" and no server at all).
+   */
+  readonly #dir = mkdtempSync(join(tmpdir(), 'leasehold-redis-'));
 
   private constructor(port: number, args: string[], env: NodeJS.ProcessEnv | undefined) {
     this.port = port;
@@ -53,7 +62,11 @@ export class RedisServer {
   }
 
   async #spawn(): Promise<void> {
+    // Fresh and empty: what a replica synced before a restart is not loaded again.
+    rmSync(join(this.#dir, 'dump.rdb'), { force: true });
     const args = [
+      '--dir',
+      this.#dir,
       '--port',
       String(this.port),
       '--bind',
@@ -110,6 +123,7 @@ export class RedisServer {
 
   async stop(): Promise<void> {
     await this.kill('SIGKILL');
+    rmSync(this.#dir, { recursive: true, force: true });
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
