@@ -245,16 +245,7 @@ export class Lease {
     const hold = this.#holdLeft();
     if (hold > 0 && !wasDone) return this.#hold(hold);
     this.#releasing = this.#core.release(this).then(
-      (held) => {
-        // Not held any more at release time: it was lost first (a takeover or DEL not heard
-        // of yet, as when polling), and the signal says so rather than "released".
-        if (held) this.#finishReleased();
-        else
-          this.#finish(
-            new LockLostError(this.name, 'taken', 'the lock was no longer held when it was released'),
-          );
-        return held;
-      },
+      (held) => this.#released(held),
       (error: unknown) => {
         // Unconfirmed: give the key back once Redis answers again (a lost lease's key may still be
         // this holder's). A refusal (a script error) is not retried; its key lapses at its TTL.
@@ -266,6 +257,17 @@ export class Lease {
       },
     );
     return this.#releasing;
+  }
+
+  /**
+   * A release's (or hold's) answer. Not held any more at release time: it was lost first (a
+   * takeover or DEL not heard of yet, as when polling), and the signal says so, not "released".
+   */
+  #released(held: boolean): boolean {
+    if (held) this.#finishReleased();
+    else
+      this.#finish(new LockLostError(this.name, 'taken', 'the lock was no longer held when it was released'));
+    return held;
   }
 
   /** What is left of minHold, counted from when the grant was known here (ms; 0: none). */
@@ -280,14 +282,7 @@ export class Lease {
    */
   #hold(ms: number): Promise<boolean> {
     this.#releasing = this.#core.hold(this, ms).then(
-      (held) => {
-        if (held) this.#finishReleased();
-        else
-          this.#finish(
-            new LockLostError(this.name, 'taken', 'the lock was no longer held when it was released'),
-          );
-        return held;
-      },
+      (held) => this.#released(held),
       (error: unknown) => {
         if (retryable(error)) {
           this.#host.giveBack(this, () => {
