@@ -40,11 +40,13 @@ interface Instruments {
 let instruments: Instruments | undefined;
 
 function meter(): Instruments | undefined {
+  if (instruments !== undefined) return instruments;
   const api = metricsApi();
   if (api === undefined) return undefined;
-  if (instruments !== undefined) return instruments;
-  // Created lazily so that a MeterProvider registered after import but before the first lock is used.
+  // Created once a MeterProvider is registered, however late: until then the api hands out its
+  // no-op meter, and every event would pay for bookkeeping that records nothing.
   const m = api.metrics.getMeter('leasehold');
+  if (m === api.createNoopMeter?.()) return undefined;
   instruments = {
     acquireDuration: m.createHistogram('leasehold.lock.acquire.duration', {
       unit: 'ms',

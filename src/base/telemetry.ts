@@ -18,6 +18,8 @@ export interface MetricsApi {
       createUpDownCounter(name: string, options: { unit: string; description: string }): Adder;
     };
   };
+  /** The api's one no-op meter (what getMeter gives while no MeterProvider is registered). */
+  createNoopMeter?(): unknown;
 }
 export interface Recorder {
   record(value: number, attributes?: Record<string, string>): void;

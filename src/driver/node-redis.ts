@@ -315,13 +315,12 @@ export class NodeRedisDriver implements Driver {
     return this.#paced === undefined ? send() : this.#paced.send(send);
   }
 
-  async #eval(call: ScriptCall): Promise<unknown> {
-    try {
-      return await this.#command(this.#cmd!, evalArgs(call, true));
-    } catch (error) {
+  #eval(call: ScriptCall): Promise<unknown> {
+    // then(), not async/await: one promise fewer on every command of every lease.
+    return this.#command(this.#cmd!, evalArgs(call, true)).catch((error: unknown) => {
       if (!isNoScript(error)) throw error;
       return this.#command(this.#cmd!, evalArgs(call, false));
-    }
+    });
   }
 
   /** Every command on the command connection: watched, and raced when the client is a user's. */

@@ -1,25 +1,29 @@
 import type { Socket } from 'node:net';
 
 /**
- * Most commands one write carries. Fewer writes cost fewer system calls on both sides; a turn's
- * commands all held back for one write leave Redis idle while this process issues them, then
- * this process idle while Redis runs them. Batches of 8 let the two overlap (docs/benchmarks.md,
- * "Writes per turn", has the figures).
+ * Commands the first write of a turn carries; each further write of the same turn carries twice
+ * as many as the one before, up to MAX_WRITE. Fewer writes cost fewer system calls on both sides;
+ * a turn's commands all held back for one write leave Redis idle while this process issues them,
+ * then this process idle while Redis runs them. Writes of 8, 16, 32, 64 let the two overlap in 4
+ * system calls where writes of 8 took 8 (docs/benchmarks.md, "Writes per turn", has the figures).
  */
 const PER_WRITE = 8;
+const MAX_WRITE = 64;
 
 /**
  * Gathers the commands written to one socket during one turn of the event loop into a few
  * writes. ioredis writes every command at once, one `write` system call each, and Redis then
  * reads them one by one: dear on a virtual machine where system calls are. The first write of a turn corks
- * the socket; every PER_WRITE commands, and at the end of the turn (process.nextTick runs after
+ * the socket; after PER_WRITE commands, then twice as many each time, and at the end of the turn (process.nextTick runs after
  * the current callback and its promise jobs), it is uncorked: the same commands, in the same
  * order, a few microseconds later. node-redis writes a turn's commands together by itself, so its
- * driver hands it 8 per write instead (paced-sends.ts).
+ * driver hands it 8, 16, 32, 64 per write instead (paced-sends.ts).
  */
 export class TickWrites {
   #corked: Socket | undefined;
   #held = 0;
+  /** How many the current write may carry (PER_WRITE, doubled per write of the turn). */
+  #limit = PER_WRITE;
   readonly #uncork = () => {
     const socket = this.#corked;
     this.#corked = undefined;
@@ -30,9 +34,10 @@ export class TickWrites {
   before(socket: Socket | undefined): void {
     const corked = this.#corked;
     if (corked !== undefined) {
-      if (corked !== socket || ++this.#held < PER_WRITE) return;
+      if (corked !== socket || ++this.#held < this.#limit) return;
       // Send what this turn has gathered so far, and gather the next ones.
       this.#held = 0;
+      this.#limit = Math.min(this.#limit * 2, MAX_WRITE);
       corked.uncork();
       corked.cork();
       return;
@@ -40,6 +45,7 @@ export class TickWrites {
     if (socket === undefined || typeof socket.cork !== 'function') return;
     this.#corked = socket;
     this.#held = 0;
+    this.#limit = PER_WRITE;
     socket.cork();
     process.nextTick(this.#uncork);
   }

@@ -97,12 +97,16 @@ export class SingleRunner implements Runner {
     return this.#driver.tracking;
   }
 
-  async acquire(op: AcquireOp): Promise<Grant> {
+  acquire(op: AcquireOp): Promise<Grant> {
     const epoch = durabilityEpoch(this.#driver, op.key);
+    // Without `durability`, then() rather than an async function: one promise fewer per lease.
+    if (epoch === undefined) return this.eval(op.call, op.operation).then((reply) => op.parse(reply));
+    return this.#durable(op, epoch);
+  }
+
+  async #durable(op: AcquireOp, epoch: number): Promise<Grant> {
     const grant = op.parse(await this.eval(op.call, op.operation));
-    if ('fence' in grant && epoch !== undefined) {
-      await confirmDurable(this.#driver, op.name, op.key, op.release(), epoch);
-    }
+    if ('fence' in grant) await confirmDurable(this.#driver, op.name, op.key, op.release(), epoch);
     return grant;
   }
 

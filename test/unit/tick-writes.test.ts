@@ -47,7 +47,7 @@ test('TickWrites: the writes of one turn leave in one go when the turn ends, in 
   assert.equal(Buffer.concat(received).toString(), 'one two three four');
 });
 
-test('TickWrites: a busy turn leaves in writes of 8 commands, so Redis starts on the first ones', async (t) => {
+test('TickWrites: a busy turn leaves in writes of 8, 16, 32 commands, so Redis starts on the first ones', async (t) => {
   const { socket } = await connection(t);
   // Commands per write: the writes made since the socket was last uncorked, at each uncork.
   const batches: number[] = [];
@@ -59,14 +59,14 @@ test('TickWrites: a busy turn leaves in writes of 8 commands, so Redis starts on
     uncork();
   };
   const writes = new TickWrites();
-  for (let i = 0; i < 20; i++) {
+  for (let i = 0; i < 60; i++) {
     writes.before(socket);
     socket.write('x');
     pending++;
   }
-  assert.deepEqual(batches, [8, 8], 'two full batches sent during the turn');
+  assert.deepEqual([...batches], [8, 16, 32], 'full writes sent during the turn, each twice the one before');
   await new Promise((resolve) => process.nextTick(resolve));
-  assert.deepEqual(batches, [8, 8, 4], 'the rest when the turn ended');
+  assert.deepEqual(batches, [8, 16, 32, 4], 'the rest when the turn ended');
   assert.equal(socket.writableCorked, 0);
 });
 
