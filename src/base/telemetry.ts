@@ -58,7 +58,10 @@ export function loadTelemetry(): Promise<void> {
     loading = import(specifier).then(
       (mod: unknown) => {
         const api = ((mod as { default?: unknown }).default ?? mod) as Partial<MetricsApi & TraceApi>;
-        if (typeof api.metrics?.getMeter === 'function') metrics = api as MetricsApi;
+        // The ESM build's default export holds the APIs only; createNoopMeter is a named export.
+        const noop = (mod as Partial<MetricsApi>).createNoopMeter ?? api.createNoopMeter;
+        if (typeof api.metrics?.getMeter === 'function')
+          metrics = { metrics: api.metrics, ...(typeof noop === 'function' ? { createNoopMeter: noop } : {}) };
         if (typeof api.trace?.getTracer === 'function' && typeof api.context?.active === 'function')
           tracing = api as TraceApi;
       },
