@@ -2,57 +2,15 @@ import type { Shape } from './scenarios/cluster.ts';
 import type { HeldSettings } from './scenarios/scale-held.ts';
 import type { WaitersSettings } from './scenarios/scale-waiters.ts';
 
-/** Sizes and durations of every scenario; `--quick` runs the same code with smaller numbers. */
-export interface Config {
-  mode: 'full' | 'quick';
-  uncontended: {
-    rounds: number;
-    sequentialOps: number;
-    warmupOps: number;
-    inFlight: number;
-    parallelMs: number;
-    ttl: number;
-  };
-  handoff: {
-    rounds: number;
-    workers: number;
-    durationMs: number;
-    warmupMs: number;
-    /** Each hold lasts hold..holdMax ms, drawn uniformly (holdMax absent: exactly hold). */
-    hold: number;
-    holdMax?: number;
-    ttl: number;
-  };
-  /** The idle-waiter pattern: the handoff loop with long holds, so that waiters sleep. */
-  idleHandoff: Config['handoff'];
-  /** concurrent: all contenders of a round at once (quick runs only: they then share CPU and event loops). */
-  loss: { rounds: number; samples: number; ttl: number; cap: number; concurrent: boolean };
-  crash: { rounds: number; samples: number; ttl: number; concurrent: boolean };
-  /** Election failover (leasehold only): samples per TTL. */
-  failover: { ttls: number[]; samples: number };
-  idle: { rounds: number; waiters: number; settleMs: number; windowMs: number; ttl: number };
-  scale: {
-    held: HeldSettings;
-    waiters: WaitersSettings;
-  };
-  cluster: {
-    masters: number[];
-    shapes: Shape[];
-    rounds: number;
-    warmupMs: number;
-    windowMs: number;
-    ttl: number;
-  };
-  postgres: {
-    handoffMs: number;
-    hold: number;
-    lossSamples: number;
-    waiters: number;
-    idleMs: number;
-    uncontendedMs: number;
-  };
-  /** Rounds after a warm-up round; per shape (pairs in flight), the pairs measured per side and round. */
-  budget: { rounds: number; shapes: { lanes: number; pairs: number }[] };
+/** The handoff loop's settings. Each hold lasts hold..holdMax ms, drawn uniformly (holdMax absent: exactly hold). */
+interface HandoffSettings {
+  rounds: number;
+  workers: number;
+  durationMs: number;
+  warmupMs: number;
+  hold: number;
+  holdMax?: number;
+  ttl: number;
 }
 
 const held: HeldSettings = {
@@ -83,7 +41,8 @@ const shapes: Shape[] = [
   { processes: 2, lanes: 64 },
 ];
 
-const idleHandoff = {
+/** The idle-waiter pattern: the handoff loop with long holds, so that waiters sleep. */
+const idleHandoff: HandoffSettings = {
   rounds: 3,
   workers: 4,
   durationMs: 8_000,
@@ -93,8 +52,14 @@ const idleHandoff = {
   ttl: 10_000,
 };
 
-export const full: Config = {
-  mode: 'full',
+/**
+ * Sizes and durations of every scenario; `--quick` runs the same code with smaller numbers. loss
+ * and crash `concurrent`: all contenders of a round at once (quick runs only: they then share CPU
+ * and event loops). failover (leasehold only): samples per TTL. budget: rounds after a warm-up
+ * round; per shape (pairs in flight), the pairs measured per side and round.
+ */
+export const full = {
+  mode: 'full' as 'full' | 'quick',
   uncontended: {
     rounds: 5,
     sequentialOps: 1_000,
@@ -103,7 +68,14 @@ export const full: Config = {
     parallelMs: 1_500,
     ttl: 10_000,
   },
-  handoff: { rounds: 3, workers: 4, durationMs: 4_000, warmupMs: 300, hold: 1, ttl: 10_000 },
+  handoff: {
+    rounds: 3,
+    workers: 4,
+    durationMs: 4_000,
+    warmupMs: 300,
+    hold: 1,
+    ttl: 10_000,
+  } as HandoffSettings,
   idleHandoff,
   loss: { rounds: 2, samples: 100, ttl: 2_000, cap: 8_000, concurrent: false },
   crash: { rounds: 3, samples: 6, ttl: 2_000, concurrent: false },
@@ -130,6 +102,7 @@ export const full: Config = {
     ],
   },
 };
+export type Config = typeof full;
 
 /** The same scenarios with small samples: a smoke run of the suite, not figures. */
 export const quick: Config = {

@@ -61,7 +61,10 @@ export function loadTelemetry(): Promise<void> {
         // The ESM build's default export holds the APIs only; createNoopMeter is a named export.
         const noop = (mod as Partial<MetricsApi>).createNoopMeter ?? api.createNoopMeter;
         if (typeof api.metrics?.getMeter === 'function')
-          metrics = { metrics: api.metrics, ...(typeof noop === 'function' ? { createNoopMeter: noop } : {}) };
+          metrics = {
+            metrics: api.metrics,
+            ...(typeof noop === 'function' ? { createNoopMeter: noop } : {}),
+          };
         if (typeof api.trace?.getTracer === 'function' && typeof api.context?.active === 'function')
           tracing = api as TraceApi;
       },

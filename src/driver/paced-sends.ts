@@ -1,7 +1,7 @@
 /**
  * Commands handed to node-redis for the first of its writes in a busy stretch, doubling with each
  * further write while commands keep waiting, up to MAX_WRITE: the same 8, 16, 32, 64 as TickWrites
- * gives ioredis (docs/benchmarks.md, "Writes per turn", has the figures).
+ * gives ioredis (docs/benchmarks-history.md, "Writes per turn", has the figures).
  */
 const PER_WRITE = 8;
 const MAX_WRITE = 64;

@@ -5,7 +5,7 @@ import type { Socket } from 'node:net';
  * as many as the one before, up to MAX_WRITE. Fewer writes cost fewer system calls on both sides;
  * a turn's commands all held back for one write leave Redis idle while this process issues them,
  * then this process idle while Redis runs them. Writes of 8, 16, 32, 64 let the two overlap in 4
- * system calls where writes of 8 took 8 (docs/benchmarks.md, "Writes per turn", has the figures).
+ * system calls where writes of 8 took 8 (docs/benchmarks-history.md, "Writes per turn", has the figures).
  */
 const PER_WRITE = 8;
 const MAX_WRITE = 64;
