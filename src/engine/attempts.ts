@@ -2,7 +2,7 @@ import { monotonic, validUntil } from '../base/clock.ts';
 import { stamp } from '../base/owner.ts';
 import type { ScriptCall } from '../driver/types.ts';
 import { ConnectionClosedError, QuorumError } from '../errors.ts';
-import type { Lease, LeaseCore } from '../lease.ts';
+import type { Lease, LeaseCore, LeaseInit } from '../lease.ts';
 import { toLeaseholdError } from '../runners/failures.ts';
 import type { AcquireOp, Busy, Grant, Granted, Runner } from '../runners/runner.ts';
 import type { Context } from './context.ts';
@@ -158,8 +158,8 @@ export class Attempts {
       renew,
       minHold,
     };
-    const make = spec.make === undefined ? undefined : spec.make.bind(spec);
-    const lease = this.#held.hold(init, spec.holding(keys), make && ((i) => make(i, grant)));
+    const make = spec.make === undefined ? undefined : (i: LeaseInit) => spec.make!(i, grant);
+    const lease = this.#held.hold(init, spec.holding(keys), make);
     const wake = spec.granted?.(lease, keys);
     if (wake !== undefined) for (const key of wake) this.#wake(key);
     return lease;

@@ -17,7 +17,12 @@ export class HeldLeases {
   readonly #ctx: Context;
   readonly #host: LeaseHost;
   readonly #held = new Map<Lease, Held>();
-  readonly #inFlight = new Set<Promise<unknown>>();
+  /** Acquisitions in flight (track), and what close() runs once none is left. */
+  #inFlight = 0;
+  #drained: (() => void) | undefined;
+  readonly #settled = (): void => {
+    if (--this.#inFlight === 0) this.#drained?.();
+  };
   /** Wakes this process's waiters for a key (no push comes for its own writes). */
   readonly #wake: (key: string) => void;
 
@@ -95,11 +100,10 @@ export class HeldLeases {
     }
   }
 
-  /** Keeps `promise` in the set close() waits for. */
+  /** Counts `promise` among those close() waits for (a count and one shared callback: no closure per acquire). */
   track<T>(promise: Promise<T>): Promise<T> {
-    this.#inFlight.add(promise);
-    const done = () => this.#inFlight.delete(promise);
-    promise.then(done, done);
+    this.#inFlight += 1;
+    promise.then(this.#settled, this.#settled);
     return promise;
   }
 
@@ -109,8 +113,11 @@ export class HeldLeases {
     // commandTimeout (the drivers' watchdogs fail them by then), and releases get what is left
     // of it, at least RELEASE_GRACE_MS. Keys they could not release expire with their TTL.
     const deadline = monotonic() + this.#ctx.commandTimeout;
-    while (this.#inFlight.size > 0 && monotonic() < deadline) {
-      await settledWithin(Promise.allSettled([...this.#inFlight]), deadline - monotonic());
+    if (this.#inFlight > 0) {
+      const drained = new Promise<void>((resolve) => {
+        this.#drained = resolve;
+      });
+      await settledWithin(drained, deadline - monotonic());
     }
     const held = [...this.#held.entries()];
     for (const [lease] of held) lease.end(LockReleasedError.quick(lease.name, 'released by close()'));

@@ -60,13 +60,14 @@ export class Queues {
     return new Promise<Lease>((resolve, reject) => {
       let cancelTimer: (() => void) | undefined;
       let endWarmth: (() => void) | undefined;
-      const onAbort = () => finish(undefined, signal?.reason);
+      // Made only where needed (a signal, lowLatency): an uncontended acquire pays for neither.
+      const onAbort = signal === undefined ? undefined : () => finish(undefined, signal.reason);
       const finish = (lease: Lease | undefined, error: unknown) => {
         if (waiter.settled) return;
         waiter.settled = true;
         cancelTimer?.();
         endWarmth?.();
-        signal?.removeEventListener('abort', onAbort);
+        if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
         this.#queues.get(queueKey)?.queue.remove(waiter);
         waiter.end(lease !== undefined);
         if (lease === undefined) {
@@ -82,12 +83,18 @@ export class Queues {
         });
         resolve(lease);
       };
-      waiter.bind(finish, () => {
-        endWarmth ??= this.#ctx.warmth?.begin();
-      });
+      const warmth = this.#ctx.warmth;
+      waiter.bind(
+        finish,
+        warmth === undefined
+          ? undefined
+          : () => {
+              endWarmth ??= warmth.begin();
+            },
+      );
       // after(): a timeout beyond setTimeout's 2^31-1 ms still waits that long (issue 28).
       if (timeout > 0) cancelTimer = after(timeout, () => waiter.giveUp(), { ref: true });
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (onAbort !== undefined) signal?.addEventListener('abort', onAbort, { once: true });
       if (this.#queues.has(queueKey) || this.#firsts.has(queueKey)) {
         waiter.queued();
         this.#queueFor(queue).add(waiter);

@@ -180,18 +180,28 @@ export class SpecCore<K, R> implements LeaseCore {
     return traceRelease(this.#spec, lease.name, () => this.#release(lease));
   }
 
-  async #release(lease: Lease): Promise<boolean> {
-    const spec = this.#spec;
-    const keys = this.#keys(lease);
-    const release = spec.release(keys, lease.stored, lease.detail as R);
-    if (spec.released !== undefined && 'script' in release) {
-      const { held, next } = spec.released(await this.#runner.eval(release, 'release'), keys);
-      if (next !== undefined) this.#wake(next);
-      return held;
+  // then() rather than async/await: every lease's release passes here, and each await is a
+  // promise more. Anything thrown before the call goes out is a rejection, as from an async one.
+  #release(lease: Lease): Promise<boolean> {
+    try {
+      const spec = this.#spec;
+      const keys = this.#keys(lease);
+      const release = spec.release(keys, lease.stored, lease.detail as R);
+      const released = spec.released;
+      if (released !== undefined && 'script' in release) {
+        return this.#runner.eval(release, 'release').then((reply) => {
+          const { held, next } = released.call(spec, reply, keys);
+          if (next !== undefined) this.#wake(next);
+          return held;
+        });
+      }
+      return this.#runner.release(calls(release)).then((results) => {
+        const error = results.find((result) => result instanceof Error);
+        if (error !== undefined) throw error;
+        return results.every((result) => result === true);
+      });
+    } catch (error) {
+      return Promise.reject(error);
     }
-    const results = await this.#runner.release(calls(release));
-    const error = results.find((result) => result instanceof Error);
-    if (error !== undefined) throw error;
-    return results.every((result) => result === true);
   }
 }

@@ -11,6 +11,8 @@ import type { Attempt, Waiter as QueueWaiter } from './wait-queue.ts';
 
 /** An attempt not sent: the wait ended while it was getting ready. */
 const ENDED: Attempt<Lease> = { retryIn: Number.POSITIVE_INFINITY };
+/** What an attempt awaits with nothing owed: the same one turn as a settle, without its promise. */
+const NOTHING_OWED = Promise.resolve();
 
 /** How Queues settles a waiter: with a lease, or with why not. */
 export type Finish = (lease: Lease | undefined, error: unknown) => void;
@@ -64,8 +66,8 @@ export class Waiter<K = unknown, R = unknown> implements GrantListener, QueueWai
   #listening = false;
   /** It holds its lease (by a grant's message, or by a claim): later news of it is ignored. */
   #delivered = false;
-  /** Send time of each attempt that may be the one a grant names, by epoch. */
-  readonly #sent = new Map<number, number>();
+  /** Send time of each attempt that may be the one a grant names, by epoch (made at the first). */
+  #sent: Map<number, number> | undefined;
 
   constructor(
     attempts: Attempts,
@@ -102,7 +104,7 @@ export class Waiter<K = unknown, R = unknown> implements GrantListener, QueueWai
   }
 
   /** Queues hands over how it settles the caller's promise, and what to do once queued. */
-  bind(finish: Finish, queued: () => void): void {
+  bind(finish: Finish, queued: (() => void) | undefined): void {
     this.#finish = finish;
     this.#queued = queued;
   }
@@ -131,7 +133,7 @@ export class Waiter<K = unknown, R = unknown> implements GrantListener, QueueWai
     // same wait may be on its way to deliver the lease, and this turn lets it land first. Without
     // it a fair lock's claim re-joined the line after its waiter took the lock and ended, blocking
     // the line for a TTL (the simulation's seed 1720, when this was skipped to save the turn).
-    await this.#owed.settle();
+    await (this.#owed.unsettled ? this.#owed.settle() : NOTHING_OWED);
     if (this.#ended) return ENDED;
     const spec = this.#spec;
     const attempts = this.#attempts;
@@ -155,7 +157,10 @@ export class Waiter<K = unknown, R = unknown> implements GrantListener, QueueWai
     const keys = this.#keys;
     const how = spec.acquire(keys, stored, this.ttl, this.#request, join, ticket);
     const at = monotonic();
-    if (ticket !== undefined && ticket.channel !== '') this.#sent.set(ticket.epoch, at);
+    if (ticket !== undefined && ticket.channel !== '') {
+      this.#sent ??= new Map();
+      this.#sent.set(ticket.epoch, at);
+    }
     if (ticket?.channel || (join && spec.registers !== undefined)) this.#registered = true;
     else if (join && spec.records !== undefined) this.#recorded = true;
     const owed = this.#stored === '' ? undefined : this.#owed;
@@ -190,7 +195,8 @@ export class Waiter<K = unknown, R = unknown> implements GrantListener, QueueWai
     }
     if (ticket !== undefined && ticket.channel !== '') {
       // Redis holds this epoch (or a later one in flight) now: older ones can no longer be named.
-      for (const e of this.#sent.keys()) if (e < ticket.epoch) this.#sent.delete(e);
+      const sent = this.#sent;
+      if (sent !== undefined) for (const e of sent.keys()) if (e < ticket.epoch) sent.delete(e);
     }
     // Busy at the first attempt: attempt again at once, registered this time (or, while the
     // subscription is not up, as soon as it is: Grants tells its listeners).
@@ -209,7 +215,7 @@ export class Waiter<K = unknown, R = unknown> implements GrantListener, QueueWai
    */
   onGrant(fence: bigint, epoch: number): void {
     if (this.#ended || this.#delivered || this.#grants === undefined) return;
-    const sentAt = this.#sent.get(epoch);
+    const sentAt = this.#sent?.get(epoch);
     const window = Math.min(this.ttl, CLAIM_WINDOW);
     // A give-back owed under this value could delete the key the grant set; on a Cluster the
     // message may announce a grant its release undid (Subscription.hints). An attempt reads
