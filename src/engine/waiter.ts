@@ -1,4 +1,4 @@
-import { MIN_VALIDITY, monotonic, validUntil } from '../base/clock.ts';
+import { monotonic, validUntil } from '../base/clock.ts';
 import { type LeaseholdError, LockTimeoutError, QuorumError } from '../errors.ts';
 import type { Lease } from '../lease.ts';
 import type { ValidAcquireOptions } from '../options/index.ts';
@@ -209,9 +209,12 @@ export class Waiter<K = unknown, R = unknown> implements GrantListener, QueueWai
 
   /**
    * A release granted this waiter the name for the claim window, counted from attempt `epoch`'s
-   * send time (the release ran after Redis ran that attempt). With enough of the window left, the
-   * caller holds the lease at once and its first extension claims the full TTL; otherwise an
-   * attempt claims it first (or finds it lapsed).
+   * send time (the release ran after Redis ran that attempt). With at least half the window
+   * left, the caller holds the lease at once and its first extension claims the full TTL within
+   * what is left; with less, an attempt claims it first (or finds it lapsed), and the lease it
+   * returns counts the full TTL from its own send. Holding at once with a few ms left lost leases
+   * on a loaded host: the claim's reply came after the window, and the lease ended "validity ran
+   * out" a moment after it was handed over (a CI run of cli-postgres.test.ts).
    */
   onGrant(fence: bigint, epoch: number): void {
     if (this.#ended || this.#delivered || this.#grants === undefined) return;
@@ -224,7 +227,7 @@ export class Waiter<K = unknown, R = unknown> implements GrantListener, QueueWai
       sentAt === undefined ||
       this.#owed.unsettled ||
       this.#grants.hints ||
-      monotonic() + MIN_VALIDITY >= validUntil(sentAt, window)
+      monotonic() + window / 2 >= validUntil(sentAt, window)
     ) {
       this.#claim();
       return;

@@ -163,6 +163,50 @@ describe(`a released name never waits on a waiter that cannot take it (${mode})`
     }
   });
 
+  test('mutex: a grant heard late in its claim window is claimed by an attempt, not held and then lost', async (t) => {
+    if (!tracking) return t.skip('registrations for a grant need its subscription (tracking runs)');
+    const prefix = uniquePrefix('strand');
+    const holder = await redis.instance(prefix, TTL);
+    await using proxy = await FaultProxy.start(redis.server.port);
+    const late = await Leasehold.connect({
+      url: proxy.url,
+      prefix,
+      ttl: TTL,
+      owner: 'late',
+      driver: testDriver,
+    });
+    try {
+      const held = await holder.acquire('job');
+      const waiting = late.acquire('job', { timeout: 20_000 });
+      // Its registering attempt has run once Redis holds its grant record.
+      const records = grantRecords(prefix, 'mutex', 'job');
+      await until(
+        'its grant registration',
+        async () => (await command(redis.server.port, ['HLEN', records])) === 1,
+        {
+          timeout: 5_000,
+          interval: 10,
+        },
+      );
+      const registeredAt = performance.now();
+      // From now on every byte to and from it takes 150 ms: the grant's message reaches it about
+      // 440 ms after that attempt, with at most about 60 ms of the 500 ms claim window left, and an
+      // extension sent then is answered 300 ms later.
+      proxy.setLatency(150);
+      await sleep(Math.max(0, registeredAt + 290 - performance.now()));
+      await held.release();
+      const lease = await within(waiting, BOUND, 'the late waiter');
+      // Held at once with those few ms left (the bar was 10 ms), the lease ended "validity ran
+      // out" when its claim's answer came after the window: a CI run of cli-postgres.test.ts.
+      await sleep(1_000);
+      assert.equal(lease.signal.aborted, false, `the lease was lost: ${String(lease.signal.reason)}`);
+      await lease.release();
+    } finally {
+      proxy.setLatency(0);
+      await late.close();
+    }
+  });
+
   test('mutex: waiters that time out during their first attempt leave nothing listening for a grant', async () => {
     const prefix = uniquePrefix('strand');
     const holder = await redis.instance(prefix, TTL);
