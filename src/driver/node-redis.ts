@@ -317,16 +317,19 @@ export class NodeRedisDriver implements Driver {
 
   #eval(call: ScriptCall): Promise<unknown> {
     // then(), not async/await: one promise fewer on every command of every lease.
-    return this.#command(this.#cmd!, evalArgs(call, true)).catch((error: unknown) => {
+    return this.#command(this.#cmd!, evalArgs(call, true), true).catch((error: unknown) => {
       if (!isNoScript(error)) throw error;
-      return this.#command(this.#cmd!, evalArgs(call, false));
+      return this.#command(this.#cmd!, evalArgs(call, false), true);
     });
   }
 
   /** Every command on the command connection: watched, and raced when the client is a user's. */
-  #command(cmd: Client, args: readonly string[]): Promise<unknown> {
+  #command(cmd: Client, args: readonly string[], fresh = false): Promise<unknown> {
     if (!cmd.isReady) return Promise.reject(new NotSentError());
-    const sent = this.#recovery.call(() => cmd.sendCommand([...args]), !this.#own);
+    // node-redis keeps the array until it writes it: a caller's own array is copied, not one
+    // made for this call (`fresh`: evalArgs makes one per call).
+    const own = fresh ? (args as string[]) : [...args];
+    const sent = this.#recovery.call(() => cmd.sendCommand(own), !this.#own);
     // Only a user's client is ever suspect (ours are abandoned instead): no extra turn for ours.
     return this.#own ? sent : sent.then((reply) => this.#answeredAgain(reply));
   }

@@ -60,15 +60,7 @@ export class PacedSends {
 
   #hold<T>(send: () => Promise<T>, units: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const run = () => {
-        // A throw would surface in #next's setImmediate, outside any caller: reject instead.
-        try {
-          send().then(resolve, reject);
-        } catch (error) {
-          reject(error);
-        }
-      };
-      this.#held.push({ units, run });
+      this.#held.push({ units, send, resolve: resolve as (value: unknown) => void, reject });
     });
   }
 
@@ -79,8 +71,13 @@ export class PacedSends {
     // A turn that finds nothing waiting ends the busy stretch: the next one starts at PER_WRITE.
     this.#limit = this.#head < held.length ? Math.min(this.#limit * 2, MAX_WRITE) : PER_WRITE;
     while (this.#head < held.length && this.#handed < this.#limit) {
-      const { units, run } = held[this.#head++]!;
-      run();
+      const { units, send, resolve, reject } = held[this.#head++]!;
+      // A throw would surface in this setImmediate, outside any caller: reject instead.
+      try {
+        send().then(resolve, reject);
+      } catch (error) {
+        reject(error);
+      }
       if (this.#handed === 0) setImmediate(this.#next);
       this.#handed += units;
     }
@@ -91,7 +88,10 @@ export class PacedSends {
   };
 }
 
+/** A send waiting for its turn, and how to settle its caller's promise. */
 interface Held {
   readonly units: number;
-  readonly run: () => void;
+  readonly send: () => Promise<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
 }

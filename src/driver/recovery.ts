@@ -21,6 +21,8 @@ export class Recovery {
   readonly dog: Watchdog;
   /** Bumped whenever the command connection is gone (dropped or abandoned). */
   generation = 0;
+  /** The current generation's reply handlers, made once per generation rather than per call. */
+  #replies = this.#repliesFor(0);
   /** The generation abandoned last, and why: its calls fail with that reason. */
   #abandoned = -1;
   #reason: Error | undefined;
@@ -57,7 +59,7 @@ export class Recovery {
       const fence = this.#fence;
       return fence.then(() => this.call(send, race));
     }
-    const generation = this.generation;
+    const { ok, failed } = this.#replies;
     this.dog.sent();
     let sent: Promise<T>;
     try {
@@ -65,21 +67,27 @@ export class Recovery {
     } catch (error) {
       sent = Promise.reject(error);
     }
-    return sent.then(
-      (reply) => {
+    return sent.then(ok as (reply: T) => T, failed);
+  }
+
+  /** What a call of `generation` does with its reply or error (see call()). */
+  #repliesFor(generation: number): { ok: (reply: unknown) => unknown; failed: (error: unknown) => never } {
+    return {
+      ok: (reply) => {
         if (generation === this.generation) this.dog.answered();
         return reply;
       },
-      (error: unknown) => {
+      failed: (error) => {
         if (generation === this.generation) this.dog.answered();
         throw generation === this.#abandoned && this.#reason !== undefined ? this.#reason : error;
       },
-    );
+    };
   }
 
   /** The connection dropped by itself: what was outstanding fails on its own. */
   dropped(): void {
     this.generation += 1;
+    this.#replies = this.#repliesFor(this.generation);
     this.dog.clear();
   }
 
@@ -103,6 +111,7 @@ export class Recovery {
     this.#abandoned = this.generation;
     this.#reason = error;
     this.generation += 1;
+    this.#replies = this.#repliesFor(this.generation);
     this.dog.clear();
     this.#reject(error);
     this.#signal = this.#newSignal();

@@ -32,11 +32,18 @@ export class Renewer {
   add(lease: Lease, core: LeaseCore): void {
     this.#leases.set(lease, core);
     this.#arm(Math.min(lease.renewAt, lease.validUntil));
+    // The timer the last release left (see delete) holds the process again.
+    if (this.#leases.size === 1) this.#timer?.ref();
   }
 
+  /**
+   * The last lease gone, its timer stays, unref'd: an acquisition moments later (one at a time, a
+   * job in a loop) reuses it instead of a setTimeout and a clearTimeout per lease. Firing with no
+   * lease, it finds nothing to do and arms nothing.
+   */
   delete(lease: Lease): void {
     this.#leases.delete(lease);
-    if (this.#leases.size === 0) this.#clear();
+    if (this.#leases.size === 0) this.#timer?.unref();
   }
 
   /** Verify `lease` with Redis as soon as possible (an invalidation arrived for its key). */
@@ -81,14 +88,14 @@ export class Renewer {
     this.#timerAt = at;
     // Ref'd, as a held lease's socket is on Redis: on the memory backend (no socket) a holder
     // awaiting its signal would otherwise see the process end before a renewal found the loss.
-    this.#timer = setTimeout(() => this.#fire(), Math.max(0, Math.ceil(at - monotonic())));
+    this.#timer = setTimeout(this.#fire, Math.max(0, Math.ceil(at - monotonic())));
   }
 
-  #fire(): void {
+  readonly #fire = (): void => {
     this.#timer = undefined;
     this.#timerAt = Number.POSITIVE_INFINITY;
     this.#tick();
-  }
+  };
 
   #tick(): void {
     const now = monotonic();
