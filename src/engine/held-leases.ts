@@ -17,12 +17,7 @@ export class HeldLeases {
   readonly #ctx: Context;
   readonly #host: LeaseHost;
   readonly #held = new Map<Lease, Held>();
-  /** Acquisitions in flight (track), and what close() runs once none is left. */
-  #inFlight = 0;
-  #drained: (() => void) | undefined;
-  readonly #settled = (): void => {
-    if (--this.#inFlight === 0) this.#drained?.();
-  };
+  readonly #inFlight = new Set<Promise<unknown>>();
   /** Wakes this process's waiters for a key (no push comes for its own writes). */
   readonly #wake: (key: string) => void;
 
@@ -100,10 +95,16 @@ export class HeldLeases {
     }
   }
 
-  /** Counts `promise` among those close() waits for (a count and one shared callback: no closure per acquire). */
+  /**
+   * Keeps `promise` in the set close() waits for. A set of the promises, not a count: close()
+   * waits on them after the callers' own continuations, which may track more (the give-back of an
+   * acquisition that raced with close(): a count reached zero before it was tracked, and a GLIDE
+   * run on Valkey 8.1 left nine keys behind).
+   */
   track<T>(promise: Promise<T>): Promise<T> {
-    this.#inFlight += 1;
-    promise.then(this.#settled, this.#settled);
+    this.#inFlight.add(promise);
+    const done = () => this.#inFlight.delete(promise);
+    promise.then(done, done);
     return promise;
   }
 
@@ -113,11 +114,8 @@ export class HeldLeases {
     // commandTimeout (the drivers' watchdogs fail them by then), and releases get what is left
     // of it, at least RELEASE_GRACE_MS. Keys they could not release expire with their TTL.
     const deadline = monotonic() + this.#ctx.commandTimeout;
-    if (this.#inFlight > 0) {
-      const drained = new Promise<void>((resolve) => {
-        this.#drained = resolve;
-      });
-      await settledWithin(drained, deadline - monotonic());
+    while (this.#inFlight.size > 0 && monotonic() < deadline) {
+      await settledWithin(Promise.allSettled([...this.#inFlight]), deadline - monotonic());
     }
     const held = [...this.#held.entries()];
     for (const [lease] of held) lease.end(LockReleasedError.quick(lease.name, 'released by close()'));
