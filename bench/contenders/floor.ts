@@ -72,20 +72,10 @@ class GrantLock {
   }
 
   async acquire(name: string, token: string, ttl: number): Promise<void> {
-    const key = `floor:{${name}}`;
     const granted = new Promise<void>((resolve) => this.#waiting.set(token, resolve));
+    const member = `${this.#channel} ${token} ${ttl}`;
     for (;;) {
-      const reply = (await this.#cmd.call([
-        'EVAL',
-        ACQUIRE,
-        '3',
-        key,
-        `${key}:fence`,
-        `${key}:waiters`,
-        token,
-        String(ttl),
-        `${this.#channel} ${token} ${ttl}`,
-      ])) as [number, number];
+      const reply = (await this.#eval(ACQUIRE, name, token, String(ttl), member)) as [number, number];
       if (reply[0] === 1) {
         this.#waiting.delete(token);
         return;
@@ -100,8 +90,13 @@ class GrantLock {
   }
 
   async release(name: string, token: string): Promise<void> {
+    await this.#eval(RELEASE, name, token);
+  }
+
+  /** Both scripts take the same keys: the lock, its fencing counter, its waiters. */
+  #eval(script: string, name: string, ...args: string[]): Promise<Value> {
     const key = `floor:{${name}}`;
-    await this.#cmd.call(['EVAL', RELEASE, '3', key, `${key}:fence`, `${key}:waiters`, token]);
+    return this.#cmd.call(['EVAL', script, '3', key, `${key}:fence`, `${key}:waiters`, ...args]);
   }
 
   close(): void {

@@ -67,7 +67,7 @@ const KINDS = {
 
 // The lease's `signal` is read here on every acquisition, as users who watch it do: a lease makes
 // its AbortController on first use of `signal`, and every figure includes that.
-const held = (lease: Lease): Held => ({
+export const held = (lease: Lease): Held => ({
   signal: lease.signal,
   release: async () => {
     await lease.release();

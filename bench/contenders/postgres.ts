@@ -2,7 +2,7 @@
 // Node teams lock with PostgreSQL alone, each as its users run it. They are contenders like the
 // Redis ones (a worker runs them by id), but only that scenario uses them.
 import pg from 'pg';
-import { load } from './leasehold.ts';
+import { held, load } from './leasehold.ts';
 import type { Contender, ContenderClient, ContenderInfo, Held } from './types.ts';
 import { ownVersion, packageVersion } from './util.ts';
 
@@ -43,12 +43,6 @@ export const leaseholdPg: Contender = {
   async connect(url) {
     const { Leasehold } = await load('current');
     const lh = await Leasehold.connect({ postgres: url });
-    const held = (lease: { signal: AbortSignal; release(): Promise<unknown> }): Held => ({
-      signal: lease.signal,
-      release: async () => {
-        await lease.release();
-      },
-    });
     return {
       acquire: async (name, { ttl, signal }) =>
         held(await lh.acquire(name, { ttl, ...(signal ? { signal } : {}) })),

@@ -64,11 +64,7 @@ const make = (tuned: boolean, interval = RETRY_MS, semaphore = false): Contender
           onLockLost: (error: Error) => lost.abort(error),
         };
         const lock = semaphore ? new Semaphore(client, name, 1, options) : new Mutex(client, name, options);
-        await retryUntil(
-          () => lock.acquire(signal),
-          (error) => error instanceof TimeoutError,
-          signal,
-        );
+        await retryUntil(() => lock.acquire(signal), TimeoutError, signal);
         return { signal: lost.signal, release: () => lock.release() };
       },
       async close() {

@@ -65,7 +65,7 @@ function session(client: Redis | Cluster, tuned: boolean): ContenderClient {
     acquire: (name, { ttl, signal }) =>
       retryUntil(
         () => usingHandle((routine) => lockFor(name, ttl).using(routine)),
-        (error) => error instanceof LockAcquisitionError,
+        LockAcquisitionError,
         signal,
       ),
     async close() {

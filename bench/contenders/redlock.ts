@@ -6,7 +6,9 @@ import { ioredisClient, ioredisCluster, packageVersion, retryUntil, usingHandle 
 /**
  * @sesamecare-oss/redlock on ioredis, through `using()` (auto-extension, AbortSignal on failure).
  * `tuned`: retryDelay 1 ms with 1 ms of jitter (its smallest sane setting: 0 would spin) and
- * ioredis auto-pipelining.
+ * ioredis auto-pipelining; a longer `delay` takes half of it as jitter. retryCount stays at its
+ * default: using() extends with the same settings, and 10,000 retries there would take 10-20 s to
+ * report a lost lock (the caller's loop calls using() again when an acquisition runs out of retries).
  */
 const make = (tuned: boolean, delay = 1): Contender => {
   const id = !tuned ? 'redlock' : delay === 1 ? 'redlock-tuned' : `redlock-poll-${delay}ms`;
@@ -43,22 +45,13 @@ const make = (tuned: boolean, delay = 1): Contender => {
     const lock = new Redlock([client], tuned ? TUNED : {});
     return {
       acquire: (name, { ttl, signal }) =>
-        retryUntil(
-          () => usingHandle((routine) => lock.using([name], ttl, routine)),
-          (error) => error instanceof ExecutionError,
-          signal,
-        ),
+        retryUntil(() => usingHandle((routine) => lock.using([name], ttl, routine)), ExecutionError, signal),
       async close() {
         await client.quit();
       },
     };
   }
 };
-
-// The tuned settings (TUNED in make()): retry every 1-2 ms (jitter: half the delay, at least 1 ms).
-// retryCount stays at its default: using() extends with the same settings, and 10,000 retries
-// there would take 10-20 s to report a lost lock (the caller's loop calls using() again when an
-// acquisition runs out of retries).
 
 export const redlock = make(false);
 export const redlockTuned = make(true);

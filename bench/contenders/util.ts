@@ -68,12 +68,12 @@ export async function ioredisCluster(rootNodes: readonly string[], pipelined = f
 }
 
 /**
- * Calls `attempt` until it yields, retrying only on the errors `retryable` accepts: how a caller
- * waits with a library whose acquire gives up after its own retry budget.
+ * Calls `attempt` until it yields, retrying only on `retryable` errors (the library's "gave up"):
+ * how a caller waits with a library whose acquire gives up after its own retry budget.
  */
 export async function retryUntil<T>(
   attempt: () => Promise<T>,
-  retryable: (error: unknown) => boolean,
+  retryable: abstract new (...args: never[]) => Error,
   signal: AbortSignal | undefined,
 ): Promise<T> {
   for (;;) {
@@ -81,7 +81,7 @@ export async function retryUntil<T>(
     try {
       return await attempt();
     } catch (error) {
-      if (!retryable(error)) throw error;
+      if (!(error instanceof retryable)) throw error;
     }
   }
 }
