@@ -2,14 +2,13 @@
 // hour), `npm run bench -- --quick` (the same code with small samples, a few minutes),
 // `npm run bench -- --only=a,b`. `--help` lists the options.
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { loadavg } from 'node:os';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type Config, full, quick } from './config.ts';
 import { contenders as allContenders } from './contenders/index.ts';
 import { compileBaseline, compileLeasehold } from './lib/build.ts';
-import { machine } from './lib/machine.ts';
+import { loadAverage, machine } from './lib/machine.ts';
 import { headline } from './report/headline.ts';
 import { markdown } from './report/markdown.ts';
 import { writeReadmeHeadline } from './report/readme.ts';
@@ -48,6 +47,8 @@ const scenarios: Scenario[] = [
 ];
 /** A check, not a figure for the docs: only when asked for (`--only=budget`). */
 const OPT_IN: ScenarioId[] = ['budget'];
+const scenarioIds = scenarios.map((s) => s.id);
+const contenderIds = allContenders.map((c) => c.id);
 
 const usage = `Usage: npm run bench -- [options]   (or: node --import tsx bench/index.ts [options])
 
@@ -56,9 +57,9 @@ hour) writes bench/results/latest.json, docs/benchmarks.md, its charts and READM
 any other run writes bench/results/last.tmp.json only.
 
   --quick                 the same scenarios with small samples (a few minutes)
-  --only=a,b              scenarios: ${scenarios.map((s) => s.id).join(', ')}
+  --only=a,b              scenarios: ${scenarioIds.join(', ')}
                           (every one but ${OPT_IN.join(', ')} by default)
-  --contenders=a,b        contenders: ${allContenders.map((c) => c.id).join(', ')}
+  --contenders=a,b        contenders: ${contenderIds.join(', ')}
   --baseline=<ref>        also build leasehold as it was at <ref> (git archive of its src/ into
                           bench/.build/) and measure it next to this tree, interleaved round by round,
                           as leasehold-baseline-*; prints a before/after table. The budget compares
@@ -147,16 +148,8 @@ async function main(): Promise<number> {
     return 0;
   }
   const config: Config = args.quick ? quick : full;
-  const only = list(
-    args.only,
-    'only',
-    scenarios.map((s) => s.id),
-  ) as ScenarioId[] | undefined;
-  const wanted = list(
-    args.contenders,
-    'contenders',
-    allContenders.map((c) => c.id),
-  );
+  const only = list(args.only, 'only', scenarioIds) as ScenarioId[] | undefined;
+  const wanted = list(args.contenders, 'contenders', contenderIds);
   const baselineRef = args.baseline;
   if (wanted?.some((id) => allContenders.find((c) => c.id === id)?.baseline) && baselineRef === undefined)
     throw new Error('the leasehold-baseline-* contenders need --baseline=<ref>');
@@ -214,11 +207,11 @@ async function main(): Promise<number> {
       console.log(`  FAILED: ${results.errors[scenario.id]}`);
     }
     const seconds = (performance.now() - t0) / 1000;
-    results.timings[scenario.id] = { seconds, loadAverage: loadavg().map((x) => Math.round(x * 100) / 100) };
+    results.timings[scenario.id] = { seconds, loadAverage: loadAverage() };
     console.log(`  (${seconds.toFixed(1)} s)`);
   }
   results.durationSeconds = (performance.now() - started) / 1000;
-  results.loadAverageAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
+  results.loadAverageAtEnd = loadAverage();
 
   // A run with a baseline build is a comparison, not the page's report of this tree.
   const complete = only === undefined && wanted === undefined && baseline === undefined && !options.stages;

@@ -23,6 +23,9 @@ function quiet(cmd: string, args: string[]): string {
   }
 }
 
+/** The 1, 5 and 15 minute load averages, to two decimals. */
+export const loadAverage = () => loadavg().map((x) => Math.round(x * 100) / 100);
+
 /** What the numbers were measured on. */
 export function machine(): Machine {
   const list = cpus();
@@ -37,7 +40,7 @@ export function machine(): Machine {
     os: `${platform()} ${release()}`,
     node: process.versions.node,
     redisServer: quiet(redisServerBinary(), ['--version']),
-    loadAverage: loadavg().map((x) => Math.round(x * 100) / 100),
+    loadAverage: loadAverage(),
     commit: `${quiet('git', ['rev-parse', '--short', 'HEAD'])}${dirty}`,
   };
 }

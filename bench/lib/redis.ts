@@ -129,17 +129,14 @@ export class Bench {
   static rates(a: Counters, b: Counters): Rates {
     const d = delta(a, b);
     const seconds = d.ms / 1000;
-    const per = (x: number) => x / seconds;
-    const [commandsPerSecond, scriptsPerSecond, readsPerSecond] = [d.commands, d.scripts, d.reads].map(per);
-    const cpuPercent = (d.cpuMs / d.ms) * 100;
     return {
       seconds,
-      commandsPerSecond,
-      scriptsPerSecond,
-      readsPerSecond,
-      inputBytesPerSecond: per(d.inputBytes),
-      cpuPercent,
-    } as Rates;
+      commandsPerSecond: d.commands / seconds,
+      scriptsPerSecond: d.scripts / seconds,
+      readsPerSecond: d.reads / seconds,
+      inputBytesPerSecond: d.inputBytes / seconds,
+      cpuPercent: (d.cpuMs / d.ms) * 100,
+    };
   }
 
   /**

@@ -34,11 +34,8 @@ export function summarize(samples: readonly number[]): Summary {
 
 /** Median of per-round values; NaN values (a round that produced nothing) are skipped. */
 export function median(values: readonly number[]): number {
-  const finite = values.filter((v) => Number.isFinite(v));
-  return percentile(
-    finite.sort((a, b) => a - b),
-    50,
-  );
+  const finite = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  return percentile(finite, 50);
 }
 
 /** Median, field by field, of per-round summaries. */
