@@ -22,6 +22,14 @@ export const config = {
   title: { fontSize: 13, anchor: 'start' as const },
 };
 
+/** What every chart's spec opens with. */
+export const frame = (title: string) => ({
+  $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+  title,
+  config,
+  background: 'white',
+});
+
 function lines(
   title: string,
   axes: [string, string],
@@ -33,10 +41,7 @@ function lines(
   xScale: 'log' | 'linear' = 'log',
 ): vl.TopLevelSpec {
   return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title,
-    config,
-    background: 'white',
+    ...frame(title),
     data: { values: points.filter((p) => Number.isFinite(p.y) && (yScale !== 'log' || p.y > 0)) },
     facet: { column: { field: 'panel', type: 'nominal', sort: panels, title: null } },
     resolve: { scale: { y: 'shared' } },

@@ -3,13 +3,9 @@ import { join } from 'node:path';
 import * as vega from 'vega';
 import * as vl from 'vega-lite';
 import type { Results } from '../results.ts';
-import { config, lineCharts } from './charts-lines.ts';
+import { config, frame, lineCharts } from './charts-lines.ts';
 import { fmtMs, fmtNum } from './format.ts';
-
-export interface Chart {
-  file: string;
-  title: string;
-}
+import { type Chart, contenderName } from './section.ts';
 
 interface Row {
   contender: string;
@@ -45,12 +41,9 @@ function grouped(
   const mark =
     scale === 'linear' ? { type: 'bar' as const } : { type: 'point' as const, filled: true, size: 70 };
   return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title,
+    ...frame(title),
     width,
     height: { step: series.length > 2 ? 11 : 14 },
-    config,
-    background: 'white',
     data: { values: rows },
     encoding: { y, yOffset },
     layer: [
@@ -66,12 +59,9 @@ function grouped(
 /** Every sample as a tick, one row per contender (crash recovery). */
 function strip(title: string, axis: string, rows: Row[], order: string[]): vl.TopLevelSpec {
   return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title,
+    ...frame(title),
     width,
     height: { step: 22 },
-    config,
-    background: 'white',
     data: { values: rows },
     mark: { type: 'tick', thickness: 2 },
     encoding: {
@@ -96,31 +86,20 @@ interface LoadPoint {
  * orders of magnitude.
  */
 function tradeoff(title: string, points: LoadPoint[]): vl.TopLevelSpec {
-  const x = {
-    field: 'load',
-    type: 'quantitative' as const,
-    title: 'Redis commands/s during the idle-waiter handoffs (log)',
-    scale: { type: 'log' as const },
-  };
-  const y = {
-    field: 'p50',
-    type: 'quantitative' as const,
-    title: 'handoff gap p50, ms (log)',
-    scale: { type: 'log' as const },
-  };
+  const log = (field: string, axis: string) =>
+    ({ field, type: 'quantitative', title: axis, scale: { type: 'log' } }) as const;
+  const x = log('load', 'Redis commands/s during the idle-waiter handoffs (log)');
+  const y = log('p50', 'handoff gap p50, ms (log)');
   const color = {
     field: 'family',
-    type: 'nominal' as const,
+    type: 'nominal',
     title: null,
     legend: { columns: 3, labelLimit: 240 },
-  };
+  } as const;
   return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title,
+    ...frame(title),
     width,
     height: 300,
-    config,
-    background: 'white',
     data: { values: points },
     encoding: { x, y, color },
     layer: [
@@ -156,9 +135,8 @@ export async function svg(spec: vl.TopLevelSpec): Promise<string> {
 /** Renders every chart the results allow into `dir`; returns what was written, in report order. */
 export async function renderCharts(results: Results, dir: string): Promise<Chart[]> {
   await mkdir(dir, { recursive: true });
-  const label = new Map(results.contenders.map((c) => [c.id, c.label]));
   const order = results.contenders.map((c) => c.label);
-  const name = (id: string) => label.get(id) ?? id;
+  const name = contenderName(results);
   const charts: { file: string; title: string; spec: vl.TopLevelSpec }[] = [];
   const s = results.scenarios;
   /** A grouped chart: one mark per contender and series (those with a finite value). */

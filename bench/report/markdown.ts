@@ -2,10 +2,9 @@
 // method, then each scenario's section (section-*.ts), the run's failures and how to read it all.
 // Dated history lives in docs/benchmarks-history.md, written by hand.
 import type { Results } from '../results.ts';
-import type { Chart } from './charts.ts';
 import { fmtNum, table } from './format.ts';
 import { headline } from './headline.ts';
-import { contenderName } from './section.ts';
+import { type Chart, contenderName } from './section.ts';
 import { crashSection, failoverSection, lossSection } from './section-failure.ts';
 import { idleSection, scaleSection } from './section-load.ts';
 import { handoffSection, idleHandoffSection, uncontendedSection } from './section-speed.ts';

@@ -1,10 +1,9 @@
 // Sections 3 and 4 of docs/benchmarks.md: how soon a holder hears that it lost its lock, and how
 // long a waiter waits after its holder died. The method is written by hand below them.
 import type { Results } from '../results.ts';
-import type { Chart } from './charts.ts';
 import { fmtMs, fmtNum, table } from './format.ts';
 import { lossCell } from './headline.ts';
-import { chartLink, contenderName, settingsLine } from './section.ts';
+import { type Chart, chartLink, contenderName, heading } from './section.ts';
 
 const concurrently = ' Quick run: the contenders of a round ran at the same time.';
 
@@ -15,10 +14,7 @@ export function lossSection(results: Results, charts: Chart[]): string[] {
   const name = contenderName(results);
   const cap = l.settings['cap'] ?? 0;
   return [
-    '## 3. Loss detection',
-    '',
-    `Settings: ${settingsLine(l.settings)}.${l.concurrent ? concurrently : ''}`,
-    '',
+    ...heading('## 3. Loss detection', l.settings, l.concurrent ? concurrently : ''),
     table(
       'contender | after DEL p50 | p99 | after takeover p50 | p99 | samples',
       Object.entries(l.contenders).map(([id, r]) => [
@@ -34,7 +30,6 @@ export function lossSection(results: Results, charts: Chart[]): string[] {
   ];
 }
 
-/** 4. Crash recovery: what a SIGKILLed holder costs beyond its TTL. */
 /** 4b. How long an election is without a leader after its leader's process died, by TTL. */
 export function failoverSection(results: Results): string[] {
   const f = results.scenarios.failover;
@@ -60,15 +55,13 @@ export function failoverSection(results: Results): string[] {
   ];
 }
 
+/** 4. Crash recovery: what a SIGKILLed holder costs beyond its TTL. */
 export function crashSection(results: Results, charts: Chart[]): string[] {
   const c = results.scenarios.crash;
   if (c === undefined) return [];
   const name = contenderName(results);
   return [
-    '## 4. Crash recovery',
-    '',
-    `Settings: ${settingsLine(c.settings)}.${c.concurrent ? concurrently : ''}`,
-    '',
+    ...heading('## 4. Crash recovery', c.settings, c.concurrent ? concurrently : ''),
     table(
       'contender | beyond TTL p50 | p99 | max | TTL left at kill p50 | samples | early',
       Object.entries(c.contenders).map(([id, r]) => [

@@ -4,9 +4,8 @@ import { median } from '../lib/stats.ts';
 import type { Results } from '../results.ts';
 import type { HeldCell, HeldOutcome } from '../scenarios/scale-held.ts';
 import type { WaitersCell } from '../scenarios/scale-waiters.ts';
-import type { Chart } from './charts.ts';
 import { fmtBytes, fmtMs, fmtNum, table } from './format.ts';
-import { chartLink, contenderName, settingsLine } from './section.ts';
+import { type Chart, chartLink, contenderName, heading, settingsLine } from './section.ts';
 
 /** 5. Idle load: Redis and CPU while callers wait on a held lock. */
 export function idleSection(results: Results, charts: Chart[]): string[] {
@@ -14,10 +13,7 @@ export function idleSection(results: Results, charts: Chart[]): string[] {
   if (i === undefined) return [];
   const name = contenderName(results);
   return [
-    '## 5. Idle load',
-    '',
-    `Settings: ${settingsLine(i.settings)}.`,
-    '',
+    ...heading('## 5. Idle load', i.settings),
     table(
       'contender | Redis commands/s | script calls/s | socket reads/s | Redis CPU | waiting process CPU',
       Object.entries(i.contenders).map(([id, r]) => [

@@ -4,9 +4,8 @@ import type { Summary } from '../lib/stats.ts';
 import type { Results } from '../results.ts';
 import type { HandoffResult } from '../scenarios/handoff.ts';
 import { GRANT_STAGES } from '../scenarios/stages.ts';
-import type { Chart } from './charts.ts';
 import { fmtMs, fmtNum, table } from './format.ts';
-import { chartLink, contenderName, settingsLine } from './section.ts';
+import { type Chart, chartLink, contenderName, heading } from './section.ts';
 
 const cpu = (us: number | undefined) => (us === undefined ? '–' : `${fmtNum(us, 0)} µs`);
 
@@ -17,10 +16,7 @@ export function uncontendedSection(results: Results, charts: Chart[]): string[] 
   const name = contenderName(results);
   const many = u.settings['inFlight'];
   return [
-    '## 1. Uncontended acquire + release',
-    '',
-    `Settings: ${settingsLine(u.settings)}.`,
-    '',
+    ...heading('## 1. Uncontended acquire + release', u.settings),
     table(
       `contender | 1 in flight p50 | p99 | pairs/s | CPU / pair | ${many} in flight p50 | p99 | pairs/s | CPU / pair`,
       Object.entries(u.contenders).map(([id, r]) => [
@@ -75,10 +71,7 @@ function turns(results: Results, h: HandoffResult, title: string): string[] {
     fmtNum(r.redisCpuPerSecond, 0),
   ];
   return [
-    title,
-    '',
-    `Settings: ${settingsLine(h.settings)}. Worker clock offsets from the parent: ${offsets.join(', ')}.`,
-    '',
+    ...heading(title, h.settings, ` Worker clock offsets from the parent: ${offsets.join(', ')}.`),
     table(
       'contender | gap p50 | gap p99 | handoffs/s | handoffs measured | overlaps | Redis commands/s | Redis CPU ms/s',
       [

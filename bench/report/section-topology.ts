@@ -3,10 +3,9 @@
 import { median } from '../lib/stats.ts';
 import type { Results } from '../results.ts';
 import { type ClusterCell, type Shape, shapeLabel, topologyLabel } from '../scenarios/cluster.ts';
-import type { Chart } from './charts.ts';
 import { fmtMs, fmtNum, table } from './format.ts';
 import { lossCell } from './headline.ts';
-import { chartLink, contenderName, settingsLine } from './section.ts';
+import { type Chart, chartLink, contenderName, heading, settingsLine } from './section.ts';
 
 const pct = (cores: number) => `${(cores * 100).toFixed(0)} %`;
 
@@ -25,7 +24,7 @@ export function clusterSection(results: Results, charts: Chart[]): string[] {
         c.processes === shape.processes &&
         c.lanes === shape.lanes,
     );
-  const out = ['## 7. Redis Cluster: does it scale with masters?', '', `Settings: ${settingsLine(s)}.`, ''];
+  const out = heading('## 7. Redis Cluster: does it scale with masters?', s);
   for (const shape of s.shapes) {
     const one = shape.lanes === 1;
     out.push(

@@ -1,8 +1,13 @@
 // What the scenario sections of docs/benchmarks.md (section-*.ts) share: a chart's link, a
 // scenario's settings line, and contender ids shown by their labels.
 import type { Results } from '../results.ts';
-import type { Chart } from './charts.ts';
 import { fmtNum } from './format.ts';
+
+/** A chart drawn into docs/benchmarks/ (report/charts.ts). */
+export interface Chart {
+  file: string;
+  title: string;
+}
 
 /** The chart's image line, or nothing when this run drew no such chart. */
 export function chartLink(charts: Chart[], file: string): string {
@@ -24,6 +29,11 @@ export function settingsLine(settings: object): string {
     .filter(([, v]) => value(v) !== undefined)
     .map(([k, v]) => `\`${k}\` ${value(v)}`)
     .join(', ');
+}
+
+/** A scenario section's heading and settings line; `more` follows the settings in their paragraph. */
+export function heading(title: string, settings: object, more = ''): string[] {
+  return [title, '', `Settings: ${settingsLine(settings)}.${more}`, ''];
 }
 
 /** A contender id as the report shows it: its label, or the id when the run lists no such contender. */
