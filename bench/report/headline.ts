@@ -1,4 +1,5 @@
-import type { Results } from '../results.ts';
+import type { Summary } from '../lib/stats.ts';
+import type { Results, Scenarios } from '../results.ts';
 import type { LossStats } from '../scenarios/loss.ts';
 import { heldFor } from '../scenarios/scale.ts';
 import { fmtBytes, fmtMs, fmtNum, table } from './format.ts';
@@ -13,9 +14,24 @@ export function lossCell(stats: LossStats | undefined, cap: number, stat: 'p50' 
   return stats.never > 0 ? `${value}; ${stats.never}/${total} never` : value;
 }
 
+const gapCell = (h: { gap: Summary } | undefined) =>
+  h === undefined ? '–' : `${fmtMs(h.gap.p50)} / ${fmtMs(h.gap.p99)} ms`;
+
+/** Handoff gap, loss detected, crash recovery, idle load: the headline's cells that section 8 repeats. */
+export function notifiedCells(s: Pick<Scenarios, 'handoff' | 'loss' | 'crash' | 'idle'>, id: string) {
+  const [loss, crash, idle] = [s.loss?.contenders[id], s.crash?.contenders[id], s.idle?.contenders[id]];
+  const cap = s.loss?.settings['cap'] ?? 0;
+  return [
+    gapCell(s.handoff?.contenders[id]),
+    loss === undefined ? '–' : `${lossCell(loss.del, cap)} / ${lossCell(loss.takeover, cap)}`,
+    crash === undefined ? '–' : `${fmtMs(crash.excess.p50)} ms`,
+    idle === undefined ? '–' : fmtNum(idle.commandsPerSecond),
+  ];
+}
+
 /**
- * The primitives other than the mutex that the handoff sections time (bench/contenders/
- * semaphores.ts): a semaphore of limit 1, a fair lock, a write lease.
+ * The primitives other than the mutex that the handoff sections time: a semaphore of limit 1, a
+ * fair lock, a write lease (bench/contenders/leasehold.ts, redis-semaphore.ts).
  */
 const OTHER_PRIMITIVE =
   /^(leasehold-(baseline-)?(node-redis|ioredis)-(semaphore|fair|write)|redis-semaphore-semaphore(-tuned)?)$/;
@@ -30,24 +46,16 @@ export function headline(results: Results): string {
     .map((c) => {
       if (c.unavailable !== undefined)
         return [c.label, `not run: ${c.unavailable}`, '', '', '', '', '', '', ''];
-      const h = s.handoff?.contenders[c.id];
-      const idleTurns = s.idleHandoff?.contenders[c.id];
-      const loss = s.loss?.contenders[c.id];
-      const cap = s.loss?.settings['cap'] ?? 0;
-      const crash = s.crash?.contenders[c.id];
-      const idle = s.idle?.contenders[c.id];
+      const [handoff, ...others] = notifiedCells(s, c.id);
       const un = s.uncontended?.contenders[c.id];
-      const held = heldFor(s.scale, c.id);
       return [
         c.label,
-        h === undefined ? '–' : `${fmtMs(h.gap.p50)} / ${fmtMs(h.gap.p99)} ms`,
-        idleTurns === undefined ? '–' : `${fmtMs(idleTurns.gap.p50)} / ${fmtMs(idleTurns.gap.p99)} ms`,
-        loss === undefined ? '–' : `${lossCell(loss.del, cap)} / ${lossCell(loss.takeover, cap)}`,
-        crash === undefined ? '–' : `${fmtMs(crash.excess.p50)} ms`,
-        idle === undefined ? '–' : fmtNum(idle.commandsPerSecond),
+        handoff!,
+        gapCell(s.idleHandoff?.contenders[c.id]),
+        ...others,
         un === undefined ? '–' : fmtNum(un.parallel.opsPerSecond),
         un === undefined ? '–' : fmtNum(un.sequential.opsPerSecond),
-        fmtBytes(held?.heapPerLease),
+        fmtBytes(heldFor(s.scale, c.id)?.heapPerLease),
       ];
     });
   const workers = s.handoff?.settings['workers'] ?? 4;

@@ -2,9 +2,9 @@
 // line, on PostgreSQL.
 import { median } from '../lib/stats.ts';
 import type { Results } from '../results.ts';
-import { type ClusterCell, type Shape, shapeLabel, topologyLabel } from '../scenarios/cluster.ts';
+import { cellOf, shapeLabel, topologyLabel } from '../scenarios/cluster.ts';
 import { fmtMs, fmtNum, table } from './format.ts';
-import { lossCell } from './headline.ts';
+import { notifiedCells } from './headline.ts';
 import { type Chart, chartLink, contenderName, heading, settingsLine } from './section.ts';
 
 const pct = (cores: number) => `${(cores * 100).toFixed(0)} %`;
@@ -16,14 +16,6 @@ export function clusterSection(results: Results, charts: Chart[]): string[] {
   const name = contenderName(results);
   const s = cl.settings;
   const ids = [...new Set(cl.cells.map((c) => c.contender))];
-  const find = (id: string, masters: number, shape: Shape): ClusterCell | undefined =>
-    cl.cells.find(
-      (c) =>
-        c.contender === id &&
-        c.masters === masters &&
-        c.processes === shape.processes &&
-        c.lanes === shape.lanes,
-    );
   const out = heading('## 7. Redis Cluster: does it scale with masters?', s);
   for (const shape of s.shapes) {
     const one = shape.lanes === 1;
@@ -35,7 +27,7 @@ export function clusterSection(results: Results, charts: Chart[]): string[] {
         ids.map((id) => [
           name(id),
           ...s.masters.map((m) => {
-            const cell = find(id, m, shape);
+            const cell = cellOf(cl.cells, id, m, shape);
             if (cell === undefined || cell.rounds.length === 0) return '–';
             const ops = `${fmtNum(median(cell.rounds.map((r) => r.opsPerSecond)), 0)}/s`;
             if (one) return `${ops}, ${fmtMs(median(cell.rounds.map((r) => r.p50)))} ms`;
@@ -56,21 +48,11 @@ export function serversSection(results: Results): string[] {
   if (sv === undefined) return [];
   const name = contenderName(results);
   const rows = sv.lines.flatMap((l) =>
-    [...new Set(Object.keys(l.handoff?.contenders ?? l.idle?.contenders ?? {}))].map((id) => {
-      const h = l.handoff?.contenders[id];
-      const loss = l.loss?.contenders[id];
-      const cap = l.loss?.settings['cap'] ?? 0;
-      const crash = l.crash?.contenders[id];
-      const idle = l.idle?.contenders[id];
-      return [
-        `${l.line} (${l.server})`,
-        name(id),
-        h === undefined ? '–' : `${fmtMs(h.gap.p50)} / ${fmtMs(h.gap.p99)} ms`,
-        loss === undefined ? '–' : `${lossCell(loss.del, cap)} / ${lossCell(loss.takeover, cap)}`,
-        crash === undefined ? '–' : `${fmtMs(crash.excess.p50)} ms`,
-        idle === undefined ? '–' : fmtNum(idle.commandsPerSecond),
-      ];
-    }),
+    [...new Set(Object.keys(l.handoff?.contenders ?? l.idle?.contenders ?? {}))].map((id) => [
+      `${l.line} (${l.server})`,
+      name(id),
+      ...notifiedCells(l, id),
+    ]),
   );
   return [
     '## 8. Per server line',

@@ -45,6 +45,12 @@ export interface ClusterCell extends Shape {
   rounds: ClusterRound[];
 }
 
+/** The cell of one contender on one topology in one shape. */
+export function cellOf(cells: readonly ClusterCell[], contender: string, masters: number, shape: Shape) {
+  const same = (c: ClusterCell) => c.processes === shape.processes && c.lanes === shape.lanes;
+  return cells.find((c) => c.contender === contender && c.masters === masters && same(c));
+}
+
 export interface ClusterResult {
   settings: {
     masters: number[];
@@ -141,13 +147,7 @@ export async function cluster(ctx: Context): Promise<ClusterResult> {
                 clientCpu: windows.reduce((sum, w) => sum + w.cpu / 1000 / w.seconds, 0),
                 redisCpu: after.map((cpu, i) => (cpu - before[i]!) / seconds),
               };
-              let cell = result.cells.find(
-                (x) =>
-                  x.contender === c.id &&
-                  x.masters === masters &&
-                  x.processes === shape.processes &&
-                  x.lanes === shape.lanes,
-              );
+              let cell = cellOf(result.cells, c.id, masters, shape);
               if (cell === undefined) {
                 cell = { contender: c.id, masters, ...shape, rounds: [] };
                 result.cells.push(cell);
