@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Contender } from '../contenders/types.ts';
 import { Bench } from '../lib/redis.ts';
 import { type Summary, summarize } from '../lib/stats.ts';
@@ -25,8 +26,6 @@ export interface CrashResult {
     }
   >;
 }
-
-const sleep = (t: number) => new Promise((resolve) => setTimeout(resolve, t));
 
 /**
  * Scenario 4: a holder process is SIGKILLed while another process waits for its locks. The waiter

@@ -1,5 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Bench } from '../lib/redis.ts';
 import { now, type Summary, summarize } from '../lib/stats.ts';
 import type { Context } from './context.ts';
@@ -13,13 +14,8 @@ const LEADER = new URL('../workers/leader.ts', import.meta.url).pathname;
 
 /** A leader process; resolves each time it prints that it leads. */
 function replica(url: string, prefix: string, ttl: number, who: string) {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--import', 'tsx', LEADER, url, prefix, String(ttl), who],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const args = ['--import', 'tsx', LEADER, url, prefix, String(ttl), who];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const leading: ((at: number) => void)[] = [];
   let ready: () => void = () => {};
   const started = new Promise<void>((resolve) => {
@@ -61,7 +57,7 @@ export async function failover(ctx: Context): Promise<FailoverResult> {
         const b = replica(bench.url, prefix, ttl, 'b');
         await b.started;
         const next = b.leads();
-        await new Promise((resolve) => setTimeout(resolve, 200 + Math.random() * ttl));
+        await sleep(200 + Math.random() * ttl);
         const key = `${prefix}:{failover}:election`;
         a.child.kill('SIGKILL');
         const killedAt = now();

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config.ts';
 import { directGrantFloor } from '../contenders/floor.ts';
 import { Bench } from '../lib/redis.ts';
@@ -138,7 +139,7 @@ async function turns(ctx: Context, cfg: Config['handoff'], scenario: string): Pr
             holdMax: cfg.holdMax ?? cfg.hold,
           }),
         );
-        await new Promise((resolve) => setTimeout(resolve, cfg.durationMs));
+        await sleep(cfg.durationMs);
         const stopped = now();
         for (const w of workers) w.notify({ notice: 'stop' });
         const settled = await Promise.allSettled(loops);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Bench, type Rates } from '../lib/redis.ts';
 import { median } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
@@ -23,8 +24,6 @@ export interface IdleResult {
     }
   >;
 }
-
-const sleep = (t: number) => new Promise((resolve) => setTimeout(resolve, t));
 
 /**
  * Scenario 5: Redis load while nothing happens. This process holds a lock (with the contender's

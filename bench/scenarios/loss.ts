@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Contender, ContenderClient, Held } from '../contenders/types.ts';
 import { Bench } from '../lib/redis.ts';
 import { type Summary, summarize } from '../lib/stats.ts';
@@ -28,8 +29,9 @@ interface Sample {
   early: boolean;
 }
 
-const sleepUntil = (t: number) =>
-  new Promise((resolve) => setTimeout(resolve, Math.max(0, t - performance.now())));
+/** The delays measured (a sample that never heard, or heard before the event, has none). */
+const delaysOf = (samples: readonly Sample[], kind: LossKind) =>
+  samples.flatMap((s) => (s.kind === kind && s.delay !== undefined ? [s.delay] : []));
 
 /**
  * Scenario 3: how long a holder takes to learn that its lock is gone, after an external DEL of
@@ -40,19 +42,20 @@ const sleepUntil = (t: number) =>
 export async function loss(ctx: Context): Promise<LossResult> {
   const cfg = ctx.config.loss;
   const bench = await Bench.start();
-  const pools: { holder: ContenderClient; taker: ContenderClient }[] = [];
   const perContender = new Map<string, Sample[]>(ctx.contenders.map((c) => [c.id, []]));
+  /** Every client opened, closed at the end (a holder too when its taker failed to connect). */
+  const open: ContenderClient[] = [];
+  const connect = async (c: Contender) => {
+    const client = await c.connect(bench.url);
+    open.push(client);
+    return client;
+  };
   try {
     const clients = new Map<string, { holder: ContenderClient; taker: ContenderClient }>();
-    for (const c of ctx.contenders) {
-      await guard(ctx, 'loss', c.id, async () => {
-        const holder = await c.connect(bench.url);
-        pools.push({ holder, taker: holder });
-        const pair = { holder, taker: await c.connect(bench.url) };
-        pools[pools.length - 1] = pair;
-        clients.set(c.id, pair);
-      });
-    }
+    for (const c of ctx.contenders)
+      await guard(ctx, 'loss', c.id, async () =>
+        clients.set(c.id, { holder: await connect(c), taker: await connect(c) }),
+      );
     for (let round = 0; round < cfg.rounds; round++) {
       const runOne = (c: Contender) =>
         guard(ctx, 'loss', c.id, async () => {
@@ -78,20 +81,14 @@ export async function loss(ctx: Context): Promise<LossResult> {
               const [key] = await bench.lockKeys(c, name);
               // Spread the events over 10..90 % of the ttl, one slot per sample.
               const slot = (i + Math.random()) / kinds.length;
-              await sleepUntil(acquiredAt + cfg.ttl * (0.1 + 0.8 * slot));
+              await sleep(Math.max(0, acquiredAt + cfg.ttl * (0.1 + 0.8 * slot) - performance.now()));
               const eventAt = performance.now();
               let taken: Held | undefined;
               if (kind === 'del') await bench.admin.del(key ?? name);
               else if (taker.forceAcquire !== undefined) taken = await taker.forceAcquire(name, cfg.ttl);
               else await bench.admin.set(key ?? name, `bench-takeover-${i}`, 'PX', cfg.ttl);
-              let capTimer: NodeJS.Timeout | undefined;
-              await Promise.race([
-                lost,
-                new Promise((resolve) => {
-                  capTimer = setTimeout(resolve, cfg.cap);
-                }),
-              ]);
-              clearTimeout(capTimer);
+              // Unref'd: the cap's timer, left behind when the signal wins, holds nothing up.
+              await Promise.race([lost, sleep(cfg.cap, undefined, { ref: false })]);
               // A lost lock's release can take the library seconds of retries: not awaited.
               lease.release().catch(() => {});
               taken?.release().catch(() => {});
@@ -101,11 +98,8 @@ export async function loss(ctx: Context): Promise<LossResult> {
           );
           perContender.get(c.id)!.push(...results);
           const show = (kind: LossKind) => {
-            const delays = results
-              .filter((r) => r.kind === kind && r.delay !== undefined)
-              .map((r) => r.delay!);
             const never = results.filter((r) => r.kind === kind && r.delay === undefined).length;
-            return `${kind} p50 ${ms(summarize(delays).p50)}${never > 0 ? ` (${never} never)` : ''}`;
+            return `${kind} p50 ${ms(summarize(delaysOf(results, kind)).p50)}${never > 0 ? ` (${never} never)` : ''}`;
           };
           ctx.log(`  loss ${c.id} round ${round + 1}: ${show('del')}, ${show('takeover')}`);
         });
@@ -119,9 +113,8 @@ export async function loss(ctx: Context): Promise<LossResult> {
       if (clientPair === undefined || samples.length === 0) continue;
       const stats = (kind: LossKind) => {
         const mine = samples.filter((s) => s.kind === kind);
-        const delays = mine.filter((s) => s.delay !== undefined).map((s) => s.delay!);
         return {
-          ...summarize(delays),
+          ...summarize(delaysOf(mine, kind)),
           never: mine.filter((s) => s.delay === undefined && !s.early).length,
           early: mine.filter((s) => s.early).length,
           method:
@@ -138,10 +131,7 @@ export async function loss(ctx: Context): Promise<LossResult> {
     const { concurrent, ...numbers } = cfg;
     return { redisVersion: await bench.product(), settings: numbers, concurrent, contenders };
   } finally {
-    for (const pair of pools) {
-      await pair.holder.close().catch(() => {});
-      if (pair.taker !== pair.holder) await pair.taker.close().catch(() => {});
-    }
+    for (const client of open) await client.close().catch(() => {});
     await bench.stop();
   }
 }

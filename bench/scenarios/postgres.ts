@@ -11,6 +11,7 @@
 //   uncontended  acquire + release on free locks, 1 and 16 in flight, in a worker
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { pgContenders, type SessionHeld } from '../contenders/postgres.ts';
 import type { Contender } from '../contenders/types.ts';
@@ -36,7 +37,6 @@ export interface PostgresResult {
   contenders: Record<string, PostgresRow>;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const TTL = 10_000;
 
 async function handoff(ctx: Context, c: Contender, url: string): Promise<Summary> {

@@ -1,6 +1,7 @@
 // The held-leases curve: N leases on distinct names held by one fresh worker process (with
 // --expose-gc), automatic extension running; memory per lease, and what one renewal cycle costs
 // Redis and the client. A cycle is measured, not assumed: the window's extension calls divided by N.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Contender } from '../contenders/types.ts';
 import { type Bench, delta } from '../lib/redis.ts';
 import { Worker } from '../lib/workers.ts';
@@ -52,8 +53,6 @@ export interface HeldCell {
 }
 
 export type HeldOutcome = HeldCell | { contender: string; leases: number; skipped: string };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function heldCell(
   bench: Bench,

@@ -1,6 +1,7 @@
 // The waiters curve of the scale scenario: W callers wait for ONE lock name, spread over P worker processes; callers take
 // the lock in turn (bench/workers/herd.ts). Per cell: the idle load while one caller holds and the
 // others wait, then handoffs, each bracketed by INFO snapshots (release sent -> next holder + settle).
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Contender } from '../contenders/types.ts';
 import { type Bench, type Delta, delta } from '../lib/redis.ts';
 import { type Summary, summarize } from '../lib/stats.ts';
@@ -58,8 +59,6 @@ export interface WaitersCell {
 
 /** The peers whose acquire is a plain SET NX (the others acquire by script): what counts as an attempt. */
 const acquiresBySet = /^(redis-semaphore|redlock-universal)/;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** W callers over P processes, the remainder to the first ones. */
 export function split(waiters: number, processes: number): number[] {
