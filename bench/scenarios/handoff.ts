@@ -4,7 +4,7 @@ import { directGrantFloor } from '../contenders/floor.ts';
 import { Bench } from '../lib/redis.ts';
 import { median, medianSummary, now, type Summary, summarize } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
-import type { Event, HandoffRun } from '../workers/protocol.ts';
+import type { Event, HandoffRun, Request } from '../workers/protocol.ts';
 import { type Context, guard, lockName, ms, order } from './context.ts';
 import { type StagesRun, type StagesSummary, stages } from './stages.ts';
 
@@ -73,6 +73,37 @@ export function gaps(events: readonly (Event & { t: number })[], from: number, t
   };
 }
 
+type Turns = Omit<Extract<Request, { cmd: 'handoff' }>, 'id' | 'cmd'>;
+
+/**
+ * The handoff loop of `request` in every worker for `ms`, each acquisition passed on to all (a
+ * worker that released steps aside until another holds the lock). Resolves each loop's run, the
+ * acquisitions and releases, and the window (parent clock); rejects as the first failed loop did.
+ */
+export async function takeTurns(workers: Worker[], request: Turns, ms: number) {
+  const events: (Event & { t: number })[] = [];
+  const unsubscribe = workers.map((w) =>
+    w.on((event) => {
+      if (event.event !== 'acq' && event.event !== 'rel') return;
+      events.push(event);
+      if (event.event === 'acq')
+        for (const other of workers) other.notify({ notice: 'held', by: event.worker, t: event.t });
+    }),
+  );
+  const started = now();
+  const loops = workers.map((w) => w.call<HandoffRun>({ cmd: 'handoff', ...request }));
+  await sleep(ms);
+  const stopped = now();
+  for (const w of workers) w.notify({ notice: 'stop' });
+  const settled = await Promise.allSettled(loops);
+  for (const off of unsubscribe) off();
+  const runs = settled.map((r) => {
+    if (r.status === 'rejected') throw r.reason;
+    return r.value;
+  });
+  return { runs, events, started, stopped };
+}
+
 /**
  * Scenario 2: worker processes take turns on one lock. Each holds it `hold` ms, releases, and steps
  * aside until another worker holds it, so at every release the others are already waiting.
@@ -118,38 +149,12 @@ async function turns(ctx: Context, cfg: Config['handoff'], scenario: string): Pr
       for (const c of turn) {
         if (!ready.has(c.id)) continue;
         const name = lockName(scenario, c.id, round);
-        const events: (Event & { t: number })[] = [];
-        const unsubscribe = workers.map((w) =>
-          w.on((event) => {
-            if (event.event !== 'acq' && event.event !== 'rel') return;
-            events.push(event);
-            if (event.event === 'acq')
-              for (const other of workers) other.notify({ notice: 'held', by: event.worker, t: event.t });
-          }),
-        );
         const before = await bench.counters();
-        const started = now();
-        const loops = workers.map((w) =>
-          w.call<HandoffRun>({
-            cmd: 'handoff',
-            contender: c.id,
-            name,
-            ttl: cfg.ttl,
-            hold: cfg.hold,
-            holdMax: cfg.holdMax ?? cfg.hold,
-          }),
-        );
-        await sleep(cfg.durationMs);
-        const stopped = now();
-        for (const w of workers) w.notify({ notice: 'stop' });
-        const settled = await Promise.allSettled(loops);
-        for (const off of unsubscribe) off();
-        const failed = settled.find((r) => r.status === 'rejected');
-        if (failed !== undefined) {
-          await guard(ctx, scenario, c.id, () => Promise.reject(failed.reason));
-          continue;
-        }
-        const runs = settled.map((r) => (r.status === 'fulfilled' ? r.value.stages : undefined));
+        const req = { contender: c.id, name, ttl: cfg.ttl, hold: cfg.hold, holdMax: cfg.holdMax ?? cfg.hold };
+        const turns = await guard(ctx, scenario, c.id, () => takeTurns(workers, req, cfg.durationMs));
+        if (turns === undefined) continue;
+        const { events, started, stopped } = turns;
+        const runs = turns.runs.map((r) => r.stages);
         // The floor speaks neither leasehold’s scripts nor its grant channels: it has no stages.
         if (c.id !== directGrantFloor.id && runs.every((r) => r !== undefined)) {
           const entry = records.get(c.id) ?? { runs: [], from: [], to: [] };

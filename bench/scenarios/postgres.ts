@@ -17,9 +17,9 @@ import { pgContenders, type SessionHeld } from '../contenders/postgres.ts';
 import type { Contender } from '../contenders/types.ts';
 import { now, type Summary, summarize } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
-import type { Event, PairsResult } from '../workers/protocol.ts';
+import type { PairsResult } from '../workers/protocol.ts';
 import { type Context, guard } from './context.ts';
-import { gaps } from './handoff.ts';
+import { gaps, takeTurns } from './handoff.ts';
 
 export interface PostgresRow {
   label?: string;
@@ -44,22 +44,9 @@ async function handoff(ctx: Context, c: Contender, url: string): Promise<Summary
   const workers = await Promise.all([0, 1].map((i) => Worker.spawn(800 + i)));
   try {
     await Promise.all(workers.map((w) => w.call({ cmd: 'init', contender: c.id, url })));
-    const events: (Event & { t: number })[] = [];
-    for (const w of workers)
-      w.on((e) => {
-        if (e.event !== 'acq' && e.event !== 'rel') return;
-        events.push(e);
-        if (e.event === 'acq') for (const o of workers) o.notify({ notice: 'held', by: e.worker, t: e.t });
-      });
     const name = `handoff-${randomBytes(4).toString('hex')}`;
-    const started = now();
-    const loops = workers.map((w) =>
-      w.call({ cmd: 'handoff', contender: c.id, name, ttl: TTL, hold: cfg.hold }),
-    );
-    await sleep(cfg.handoffMs);
-    const stopped = now();
-    for (const w of workers) w.notify({ notice: 'stop' });
-    await Promise.all(loops);
+    const request = { contender: c.id, name, ttl: TTL, hold: cfg.hold };
+    const { events, started, stopped } = await takeTurns(workers, request, cfg.handoffMs);
     return gaps(events, started + cfg.hold * 3, stopped);
   } finally {
     await Promise.all(workers.map((w) => w.stop()));
