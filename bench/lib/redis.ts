@@ -95,10 +95,6 @@ export class Bench {
     return this.server.url;
   }
 
-  get port(): number {
-    return this.server.port;
-  }
-
   async counters(): Promise<Counters> {
     const before = now();
     const text = (await this.admin.call('INFO', 'stats', 'cpu', 'memory', 'commandstats')) as string;

@@ -107,12 +107,7 @@ export async function heldCell(
     // would hold the run for an hour at 100k: capped, and the process is killed below anyway.
     const releasing = worker.call<{ ms: number }>({ cmd: 'releaseAll' });
     releasing.catch(() => {});
-    const released = (await Promise.race([
-      releasing,
-      sleep(settings.releaseCapMs).then(() => undefined),
-    ])) ?? {
-      ms: Number.NaN,
-    };
+    const released = await Promise.race([releasing, sleep(settings.releaseCapMs).then(() => undefined)]);
     const d = delta(a, b);
     const clientCpuMs = cpu1.cpu - cpu0.cpu;
     const cycles = d.scripts / leases;
@@ -137,7 +132,7 @@ export async function heldCell(
       redisUsecPerExtension: d.scriptUsec / d.scripts,
       clientUsecPerExtension: (clientCpuMs * 1000) / d.scripts,
       lost,
-      releaseMs: released.ms,
+      releaseMs: released?.ms ?? Number.NaN,
     };
   } finally {
     await worker.kill();

@@ -1,6 +1,7 @@
-// The waiters curve of the scale scenario: W callers wait for ONE lock name, spread over P worker processes; callers take
-// the lock in turn (bench/workers/herd.ts). Per cell: the idle load while one caller holds and the
-// others wait, then handoffs, each bracketed by INFO snapshots (release sent -> next holder + settle).
+// The waiters curve of the scale scenario: W callers wait for ONE lock name, spread over P worker
+// processes; callers take the lock in turn (bench/workers/herd.ts). Per cell: the idle load while
+// one caller holds and the others wait, then handoffs, each bracketed by INFO snapshots (release
+// sent -> next holder + settle).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Contender } from '../contenders/types.ts';
 import { type Bench, type Delta, delta } from '../lib/redis.ts';
@@ -62,10 +63,8 @@ const acquiresBySet = /^(redis-semaphore|redlock-universal)/;
 
 /** W callers over P processes, the remainder to the first ones. */
 export function split(waiters: number, processes: number): number[] {
-  return Array.from(
-    { length: processes },
-    (_, i) => Math.floor(waiters / processes) + (i < waiters % processes ? 1 : 0),
-  );
+  const each = Math.floor(waiters / processes);
+  return Array.from({ length: processes }, (_, i) => each + (i < waiters % processes ? 1 : 0));
 }
 
 /** The cells run: W >= P only (a process without a waiter would not be "spread over P"). */

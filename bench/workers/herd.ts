@@ -1,4 +1,4 @@
-// Worker side of the waiters curve (bench/scaling/waiters.ts): many callers in this process wait
+// Worker side of the waiters curve (bench/scenarios/scale-waiters.ts): many callers in this process wait
 // for one lock name that callers in other processes hold in turn. The parent decides when the
 // holder releases (notice `herd-release`), so that it can read Redis's counters around each
 // handoff; a caller that released waits again only once someone else holds the lock
