@@ -11,18 +11,12 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const buildDir = join(root, 'bench/.build');
 
 async function files(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  const nested = await Promise.all(
-    entries.map((e) => (e.isDirectory() ? files(join(dir, e.name)) : Promise.resolve([join(dir, e.name)]))),
-  );
-  return nested.flat();
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => !e.isDirectory()).map((e) => join(e.parentPath, e.name));
 }
 
-const mtime = (file: string) =>
-  stat(file).then(
-    (s) => s.mtimeMs,
-    () => 0,
-  );
+/** A file's mtime, 0 when there is no such file. */
+const mtime = async (file: string) => (await stat(file).catch(() => undefined))?.mtimeMs ?? 0;
 
 export interface CompiledLeasehold {
   /** index.js of the compiled copy, or undefined when it could not be compiled. */

@@ -56,11 +56,8 @@ export async function crash(ctx: Context): Promise<CrashResult> {
       const holders = await Promise.all(ctx.contenders.map((_, i) => Worker.spawn(200 + i)));
       const runOne = async (c: Contender, i: number) => {
         const holder = holders[i]!;
-        if (!ready.has(c.id)) {
-          await holder.kill();
-          return;
-        }
         try {
+          if (!ready.has(c.id)) return;
           await guard(ctx, 'crash', c.id, async () => {
             await holder.call({ cmd: 'init', contender: c.id, url: bench.url });
             const names = Array.from({ length: cfg.samples }, (_, i) => lockName('crash', c.id, round, i));

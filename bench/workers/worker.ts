@@ -34,9 +34,8 @@ if (process.env['BENCH_TRACING'] === 'record') {
     export: (_: unknown, done: (r: { code: 0 }) => void) => done({ code: 0 }),
     shutdown: async () => {},
   };
-  trace.setGlobalTracerProvider(
-    new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] }),
-  );
+  const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter)] });
+  trace.setGlobalTracerProvider(provider);
 }
 // Before any client connects: it instruments sockets as they open.
 const probe = Probe.install();
