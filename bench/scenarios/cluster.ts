@@ -11,7 +11,7 @@ import { RedisServer } from '../../test/harness/redis-server.ts';
 import { info } from '../../test/harness/resp.ts';
 import { Worker } from '../lib/workers.ts';
 import type { PairsResult, Target } from '../workers/protocol.ts';
-import { type Context, lockName } from './context.ts';
+import { type Context, fail, lockName } from './context.ts';
 
 /** How the load is offered: client processes, each with `lanes` acquisitions in flight. */
 export interface Shape {
@@ -158,11 +158,8 @@ export async function cluster(ctx: Context): Promise<ClusterResult> {
                   `${(r.clientCpu * 100).toFixed(0)} %, Redis CPU ${r.redisCpu.map((x) => `${(x * 100).toFixed(0)} %`).join(' / ')}`,
               );
             } catch (error) {
-              const text = (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
-              // In the run's failures, which the report lists: one line per cell (the last round's error).
-              ctx.failures['cluster'] ??= {};
-              ctx.failures['cluster'][`${c.id}, ${topologyLabel(masters)}, ${shapeLabel(shape)}`] = text;
-              ctx.log(`  ${label}: FAILED: ${text}`);
+              // One line per cell in the run's failures (its first round's error).
+              fail(ctx, 'cluster', `${c.id}, ${topologyLabel(masters)}, ${shapeLabel(shape)}`, error);
             }
           }
         }

@@ -23,6 +23,14 @@ export interface Context {
   failures: Record<string, Record<string, string>>;
 }
 
+/** Records the first error of `who` (a contender, or a cell) in the run's failures and logs it. */
+export function fail(ctx: Context, scenario: string, who: string, error: unknown): void {
+  const message = error instanceof Error ? error.message : String(error);
+  ctx.failures[scenario] ??= {};
+  ctx.failures[scenario][who] ??= message;
+  ctx.log(`  ${scenario} ${who}: FAILED: ${message.split('\n')[0]}`);
+}
+
 /**
  * Runs one contender's part of a scenario; an error is logged and recorded (the report lists it)
  * instead of ending the scenario for everyone. Resolves undefined when `task` threw.
@@ -36,10 +44,7 @@ export async function guard<T>(
   try {
     return await task();
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    ctx.failures[scenario] ??= {};
-    ctx.failures[scenario][contender] ??= message;
-    ctx.log(`  ${scenario} ${contender}: FAILED: ${message.split('\n')[0]}`);
+    fail(ctx, scenario, contender, error);
     return undefined;
   }
 }

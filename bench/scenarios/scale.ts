@@ -6,7 +6,7 @@
 import type { Config } from '../config.ts';
 import { Bench } from '../lib/redis.ts';
 import { Worker } from '../lib/workers.ts';
-import type { Context } from './context.ts';
+import { type Context, fail } from './context.ts';
 import { type HeldCell, type HeldOutcome, heldCell } from './scale-held.ts';
 import { cells, type WaitersCell, waitersCell } from './scale-waiters.ts';
 
@@ -32,18 +32,11 @@ export function waitersFor(result: ScaleResult | undefined, id: string): Waiters
 }
 
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(2)} KiB`;
-const errorText = (error: unknown) =>
-  (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
 
 export async function scale(ctx: Context): Promise<ScaleResult> {
   const cfg = ctx.config.scale;
   const bench = await Bench.start();
   const result: ScaleResult = { redisVersion: '', settings: cfg, held: [], waiters: [] };
-  const fail = (id: string, cell: string, error: unknown) => {
-    ctx.failures['scale'] ??= {};
-    ctx.failures['scale'][`${id}, ${cell}`] = errorText(error);
-    ctx.log(`  scale ${id} ${cell}: FAILED: ${errorText(error)}`);
-  };
   const most = Math.max(...cfg.waiters.processes);
   // --expose-gc: each waiters cell samples the heap its callers take.
   const pool = await Promise.all(Array.from({ length: most }, (_, i) => Worker.spawn(i, { gc: true })));
@@ -62,7 +55,7 @@ export async function scale(ctx: Context): Promise<ScaleResult> {
                   `${r.perCycle.reads.toFixed(0)} reads; acquired in ${(r.acquireMs / 1000).toFixed(1)} s, lost ${r.lost}`,
           );
         } catch (error) {
-          fail(c.id, `${leases} held`, error);
+          fail(ctx, 'scale', `${c.id}, ${leases} held`, error);
         }
         // Whatever a capped or failed cell left behind must not weigh on the next one.
         await bench.admin.flushall();
@@ -81,7 +74,7 @@ export async function scale(ctx: Context): Promise<ScaleResult> {
               `waiters ${r.idle.waiterCpuPercent.toFixed(1)} % CPU${r.failed.length > 0 ? `; FAILED ${r.failed.length}: ${r.failed[0]}` : ''}`,
           );
         } catch (error) {
-          fail(c.id, cell, error);
+          fail(ctx, 'scale', `${c.id}, ${cell}`, error);
         }
       }
       await Promise.allSettled(pool.map((w) => w.call({ cmd: 'close', contender: c.id })));
