@@ -2,7 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { reapOnExit } from '../../test/harness/reaper.ts';
-import type { Event, Notice, Request } from '../workers/protocol.ts';
+import type { Event, Notice, Request, WaitResult } from '../workers/protocol.ts';
 import { now } from './stats.ts';
 
 const script = fileURLToPath(new URL('../workers/worker.ts', import.meta.url));
@@ -75,6 +75,14 @@ export class Worker {
       this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
       this.#child.send({ ...body, id } as Request);
     });
+  }
+
+  /**
+   * One caller per name waits in the worker, each releasing once it acquires; the `abort` notice
+   * with `tag` gives up the waits left.
+   */
+  wait(contender: string, names: string[], ttl: number, tag: string): Promise<WaitResult> {
+    return this.call<WaitResult>({ cmd: 'wait', contender, names, ttl, tag, release: true });
   }
 
   notify(notice: Notice): void {

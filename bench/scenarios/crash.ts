@@ -3,7 +3,7 @@ import type { Contender } from '../contenders/types.ts';
 import { Bench } from '../lib/redis.ts';
 import { type Summary, summarize } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
-import type { HoldResult, WaitResult } from '../workers/protocol.ts';
+import type { HoldResult } from '../workers/protocol.ts';
 import { type Context, guard, lockName, ms, order } from './context.ts';
 
 export interface CrashResult {
@@ -73,14 +73,7 @@ export async function crash(ctx: Context): Promise<CrashResult> {
             const keys = await Promise.all(
               names.map(async (name) => (await bench.lockKeys(c, name))[0] ?? name),
             );
-            const waiting = waiter.call<WaitResult>({
-              cmd: 'wait',
-              contender: c.id,
-              names,
-              ttl: cfg.ttl,
-              tag: `crash-${round}-${c.id}`,
-              release: true,
-            });
+            const waiting = waiter.wait(c.id, names, cfg.ttl, `crash-${round}-${c.id}`);
             await sleep(200 + Math.random() * (cfg.ttl / 4));
             const killedAt = await holder.kill();
             const expiries = await bench.expiries(keys);

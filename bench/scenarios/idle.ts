@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Bench, type Rates } from '../lib/redis.ts';
 import { median } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
-import type { CpuSample, WaitResult } from '../workers/protocol.ts';
+import type { CpuSample } from '../workers/protocol.ts';
 import { type Context, guard, lockName, order } from './context.ts';
 
 export interface IdleRound extends Rates {
@@ -44,14 +44,7 @@ export async function idle(ctx: Context): Promise<IdleResult> {
             const name = lockName('idle', c.id, round);
             const lease = await client.acquire(name, { ttl: cfg.ttl });
             const tag = `idle-${round}`;
-            const waiting = worker.call<WaitResult>({
-              cmd: 'wait',
-              contender: c.id,
-              names: Array.from({ length: cfg.waiters }, () => name),
-              ttl: cfg.ttl,
-              tag,
-              release: true,
-            });
+            const waiting = worker.wait(c.id, Array<string>(cfg.waiters).fill(name), cfg.ttl, tag);
             await sleep(cfg.settleMs);
             const cpu0 = await worker.call<CpuSample>({ cmd: 'cpu' });
             const a = await bench.counters();

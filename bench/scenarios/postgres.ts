@@ -105,15 +105,7 @@ async function idle(ctx: Context, c: Contender, url: string, admin: pg.Client, d
     const name = `idle-${randomBytes(4).toString('hex')}`;
     const lease = await holder.acquire(name, { ttl: TTL });
     await worker.call({ cmd: 'init', contender: c.id, url });
-    const names = Array.from({ length: cfg.waiters }, () => name);
-    const waiting = worker.call({
-      cmd: 'wait',
-      contender: c.id,
-      names,
-      ttl: TTL,
-      tag: 'idle',
-      release: true,
-    });
+    const waiting = worker.wait(c.id, Array<string>(cfg.waiters).fill(name), TTL, 'idle');
     await sleep(1_000); // the waiters settle into their waits
     const before = await serverCpu(admin, db);
     const started = now();
