@@ -49,6 +49,12 @@ export async function guard<T>(
   }
 }
 
+/** Each contender's rounds summed up by `summary`; a contender without a round is left out. */
+export function summaries<R, S>(rounds: Map<string, R[]>, summary: (list: R[]) => S): Record<string, S> {
+  const run = [...rounds].filter(([, list]) => list.length > 0);
+  return Object.fromEntries(run.map(([id, list]) => [id, summary(list)]));
+}
+
 /** Contenders for one round, rotated so that no contender always runs first (or right after another). */
 export function order(ctx: Context, round: number): Contender[] {
   const list = [...ctx.contenders];

@@ -5,7 +5,7 @@ import { Bench } from '../lib/redis.ts';
 import { median, medianSummary, now, type Summary, summarize } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
 import type { Event, HandoffRun, Request } from '../workers/protocol.ts';
-import { type Context, guard, lockName, ms, order } from './context.ts';
+import { type Context, guard, lockName, ms, order, summaries } from './context.ts';
 import { type StagesRun, type StagesSummary, stages } from './stages.ts';
 
 export interface HandoffRound extends Summary {
@@ -178,24 +178,19 @@ async function turns(ctx: Context, cfg: Config['handoff'], scenario: string): Pr
         );
       }
     }
-    for (const id of ready) {
+    for (const id of ready)
       await Promise.allSettled(workers.map((w) => w.call({ cmd: 'close', contender: id })));
-    }
-    const contenders: HandoffResult['contenders'] = {};
-    let grantSummary: HandoffSummary | undefined;
-    for (const [id, list] of rounds) {
-      if (list.length === 0) continue;
-      const summary = {
+    const { [directGrantFloor.id]: grantFloor, ...contenders } = summaries(
+      rounds,
+      (list): HandoffSummary => ({
         gap: medianSummary(list),
         handoffsPerSecond: median(list.map((r) => r.handoffsPerSecond)),
         commandsPerSecond: median(list.map((r) => r.commandsPerSecond ?? Number.NaN)),
         redisCpuPerSecond: median(list.map((r) => r.redisCpuPerSecond ?? Number.NaN)),
         overlaps: list.reduce((acc, r) => acc + r.overlaps, 0),
         rounds: list,
-      };
-      if (id === directGrantFloor.id) grantSummary = summary;
-      else contenders[id] = summary;
-    }
+      }),
+    );
     const byStage = new Map<string, StagesSummary>();
     const offsets = clockOffsets.map((o) => o.offset);
     for (const [id, r] of records) byStage.set(id, stages(r.runs, offsets, r.from, r.to));
@@ -206,7 +201,7 @@ async function turns(ctx: Context, cfg: Config['handoff'], scenario: string): Pr
       clockOffsets,
       ...(byStage.size === 0 ? {} : { stages: Object.fromEntries(byStage) }),
       contenders,
-      ...(grantSummary === undefined ? {} : { grantFloor: grantSummary }),
+      ...(grantFloor === undefined ? {} : { grantFloor }),
     };
   } finally {
     await Promise.all(workers.map((w) => w.stop()));

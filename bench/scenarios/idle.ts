@@ -3,7 +3,7 @@ import { Bench, type Rates } from '../lib/redis.ts';
 import { median } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
 import type { CpuSample } from '../workers/protocol.ts';
-import { type Context, guard, lockName, order } from './context.ts';
+import { type Context, guard, lockName, order, summaries } from './context.ts';
 
 export interface IdleRound extends Rates {
   /** CPU of the process holding the waiters, percent of one core. */
@@ -72,17 +72,13 @@ export async function idle(ctx: Context): Promise<IdleResult> {
         });
       }
     }
-    const contenders: IdleResult['contenders'] = {};
-    for (const [id, list] of rounds) {
-      if (list.length === 0) continue;
-      contenders[id] = {
-        commandsPerSecond: median(list.map((r) => r.commandsPerSecond)),
-        readsPerSecond: median(list.map((r) => r.readsPerSecond)),
-        redisCpuPercent: median(list.map((r) => r.cpuPercent)),
-        waiterCpuPercent: median(list.map((r) => r.waiterCpuPercent)),
-        rounds: list,
-      };
-    }
+    const contenders = summaries(rounds, (list) => ({
+      commandsPerSecond: median(list.map((r) => r.commandsPerSecond)),
+      readsPerSecond: median(list.map((r) => r.readsPerSecond)),
+      redisCpuPercent: median(list.map((r) => r.cpuPercent)),
+      waiterCpuPercent: median(list.map((r) => r.waiterCpuPercent)),
+      rounds: list,
+    }));
     return { redisVersion: await bench.product(), settings: { ...cfg }, contenders };
   } finally {
     await worker.stop();

@@ -3,7 +3,7 @@ import { Bench } from '../lib/redis.ts';
 import { median, medianSummary, type Summary } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
 import type { PairsResult } from '../workers/protocol.ts';
-import { type Context, guard, lockName, ms, order } from './context.ts';
+import { type Context, guard, lockName, ms, order, summaries } from './context.ts';
 
 type Shape = Summary & {
   opsPerSecond: number;
@@ -78,20 +78,16 @@ export async function uncontended(ctx: Context): Promise<UncontendedResult> {
         });
       }
     }
-    const contenders: UncontendedResult['contenders'] = {};
     const merge = (list: Shape[]): Shape => ({
       ...medianSummary(list),
       opsPerSecond: median(list.map((r) => r.opsPerSecond)),
       cpuPerPair: median(list.map((r) => r.cpuPerPair ?? Number.NaN)),
     });
-    for (const [id, list] of rounds) {
-      if (list.length === 0) continue;
-      contenders[id] = {
-        sequential: merge(list.map((r) => r.sequential)),
-        parallel: merge(list.map((r) => r.parallel)),
-        rounds: list,
-      };
-    }
+    const contenders = summaries(rounds, (list) => ({
+      sequential: merge(list.map((r) => r.sequential)),
+      parallel: merge(list.map((r) => r.parallel)),
+      rounds: list,
+    }));
     return { redisVersion: await bench.product(), settings: { ...cfg }, contenders };
   } finally {
     await Promise.all([...workers.values()].map((w) => w.stop()));
