@@ -34,54 +34,40 @@ export function uncontendedSection(results: Results, charts: Chart[]): string[] 
 }
 
 /** 2. Handoff between processes, 1 ms holds. */
-export function handoffSection(results: Results, charts: Chart[]): string[] {
-  const h = results.scenarios.handoff;
-  if (h === undefined) return [];
-  return [
-    ...turns(results, h, '## 2. Handoff between processes'),
-    chartLink(charts, 'handoff.svg'),
-    ...stagesTable(results, h),
-  ];
-}
-
+export const handoffSection = turns('handoff', '## 2. Handoff between processes', 'handoff.svg');
 /** 2b. The idle-waiter pattern: the same loop with long holds, waiters and Redis asleep. */
-export function idleHandoffSection(results: Results, charts: Chart[]): string[] {
-  const h = results.scenarios.idleHandoff;
-  if (h === undefined) return [];
-  return [
-    ...turns(results, h, '## 2b. Handoff to idle waiters'),
-    chartLink(charts, 'idle-tradeoff.svg'),
-    ...stagesTable(results, h),
-  ];
-}
+export const idleHandoffSection = turns('idleHandoff', '## 2b. Handoff to idle waiters', 'idle-tradeoff.svg');
 
-function turns(results: Results, h: HandoffResult, title: string): string[] {
-  const name = contenderName(results);
-  const offsets = h.clockOffsets.map(
-    (o) => `${fmtNum(o.offset * 1000, 0)} ± ${fmtNum(o.error * 1000, 0)} µs`,
-  );
-  const row = (label: string, r: HandoffResult['contenders'][string]) => [
-    label,
-    `${fmtMs(r.gap.p50)} ms`,
-    `${fmtMs(r.gap.p99)} ms`,
-    fmtNum(r.handoffsPerSecond),
-    fmtNum(r.gap.n, 0),
-    fmtNum(r.overlaps, 0),
-    fmtNum(r.commandsPerSecond, 0),
-    fmtNum(r.redisCpuPerSecond, 0),
-  ];
-  return [
-    ...heading(title, h.settings, ` Worker clock offsets from the parent: ${offsets.join(', ')}.`),
-    table(
-      'contender | gap p50 | gap p99 | handoffs/s | handoffs measured | overlaps | Redis commands/s | Redis CPU ms/s',
-      [
-        ...Object.entries(h.contenders).map(([id, r]) => row(name(id), r)),
-        ...(h.grantFloor === undefined
-          ? []
-          : [row('*direct-grant floor* (bench/contenders/floor.ts)', h.grantFloor)]),
-      ],
-    ),
-  ];
+/** A handoff section: the turns (the floor's last), the chart, the stages when they were recorded. */
+function turns(scenario: 'handoff' | 'idleHandoff', title: string, chart: string) {
+  return (results: Results, charts: Chart[]): string[] => {
+    const h = results.scenarios[scenario];
+    if (h === undefined) return [];
+    const name = contenderName(results);
+    const offsets = h.clockOffsets.map(
+      (o) => `${fmtNum(o.offset * 1000, 0)} ± ${fmtNum(o.error * 1000, 0)} µs`,
+    );
+    const row = (label: string, r: HandoffResult['contenders'][string]) => [
+      label,
+      `${fmtMs(r.gap.p50)} ms`,
+      `${fmtMs(r.gap.p99)} ms`,
+      fmtNum(r.handoffsPerSecond),
+      fmtNum(r.gap.n, 0),
+      fmtNum(r.overlaps, 0),
+      fmtNum(r.commandsPerSecond, 0),
+      fmtNum(r.redisCpuPerSecond, 0),
+    ];
+    const floor = h.grantFloor && row('*direct-grant floor* (bench/contenders/floor.ts)', h.grantFloor);
+    return [
+      ...heading(title, h.settings, ` Worker clock offsets from the parent: ${offsets.join(', ')}.`),
+      table(
+        'contender | gap p50 | gap p99 | handoffs/s | handoffs measured | overlaps | Redis commands/s | Redis CPU ms/s',
+        [...Object.entries(h.contenders).map(([id, r]) => row(name(id), r)), ...(floor ? [floor] : [])],
+      ),
+      chartLink(charts, chart),
+      ...stagesTable(results, h),
+    ];
+  };
 }
 
 /** Where the gap of a handoff by grant goes, when the run recorded stages (--stages). */
