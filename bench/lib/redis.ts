@@ -57,10 +57,7 @@ export function delta(a: Counters, b: Counters): Delta {
 
 export interface Rates {
   seconds: number;
-  /**
-   * Commands per second as INFO counts them (a script call plus every command the script runs),
-   * not counting the INFO call that closes the window.
-   */
+  /** Commands per second as INFO counts them (Counters.commands), less the INFO closing the window. */
   commandsPerSecond: number;
   /** Script calls (EVAL, EVALSHA, FCALL) per second. */
   scriptsPerSecond: number;

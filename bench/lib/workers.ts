@@ -57,13 +57,11 @@ export class Worker {
     reapOnExit(child);
     const worker = new Worker(index, child);
     await new Promise<void>((resolve, reject) => {
-      const onReady = (event: Event) => {
-        if (event.event === 'ready') {
-          worker.#listeners.delete(onReady);
-          resolve();
-        }
-      };
-      worker.#listeners.add(onReady);
+      const off = worker.on((event) => {
+        if (event.event !== 'ready') return;
+        off();
+        resolve();
+      });
       child.once('exit', (code) => reject(new Error(`worker ${index} exited with ${code} before ready`)));
     });
     return worker;

@@ -8,7 +8,7 @@
 //     first, then the baseline first), so that drift in the machine's load falls on both alike;
 //     the verdict is on the medians over rounds.
 //   - Per shape (1 in flight, 64 in flight): `pairs` acquire + release on free names, no waiters,
-//     the lease's `signal` read as users who watch it do (the contender adapter reads it).
+//     each lease's `signal` read (bench/contenders/leasehold.ts says why).
 //   - A third side per driver, this tree with an OpenTelemetry TracerProvider recording every span
 //     (issue 41: what traces cost), is measured in the same rounds and reported beside; it is not
 //     part of the verdict. The other two sides have @opentelemetry/api installed and no provider.
@@ -66,9 +66,8 @@ const change = (mine: number[], theirs: number[]) =>
 export async function budget(ctx: Context): Promise<BudgetResult> {
   const cfg = ctx.config.budget;
   const compare = ctx.options.baseline !== undefined;
-  const builds = compare ? (['current', 'baseline'] as const) : (['current'] as const);
   /** Every side measured: the builds, then this tree traced (not in the verdict). */
-  const sides = [...builds, 'traced'] as const;
+  const sides = compare ? (['current', 'baseline', 'traced'] as const) : (['current', 'traced'] as const);
   const bench = await Bench.start();
   const workers = new Map<string, Worker>();
   const id = (driver: string, build: string) =>

@@ -39,7 +39,6 @@ export async function pairs(
     let left = count ?? Number.POSITIVE_INFINITY;
     await Promise.all(
       Array.from({ length: req.lanes }, async (_, lane) => {
-        // The lease's signal is read as users who watch it do (the contender adapter reads it).
         while (left > 0 && performance.now() < until) {
           left--;
           const started = performance.now();
