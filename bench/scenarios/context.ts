@@ -13,6 +13,13 @@ export interface RunOptions {
   baseline?: string;
 }
 
+/** What a scenario on one redis-server reports: the server, its settings, each contender's figures. */
+export interface Measured<C> {
+  redisVersion: string;
+  settings: Record<string, number>;
+  contenders: Record<string, C>;
+}
+
 export interface Context {
   config: Config;
   options: RunOptions;

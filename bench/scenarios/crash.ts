@@ -4,27 +4,22 @@ import { Bench } from '../lib/redis.ts';
 import { type Summary, summarize } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
 import type { HoldResult } from '../workers/protocol.ts';
-import { type Context, guard, lockName, ms, order } from './context.ts';
+import { type Context, guard, lockName, type Measured, ms, order } from './context.ts';
 
-export interface CrashResult {
-  redisVersion: string;
-  settings: Record<string, number>;
+export interface CrashResult
+  extends Measured<{
+    /** Waiter's acquire time minus the dead holder's key expiry, ms. */
+    excess: Summary;
+    /** TTL the key had left when the holder was gone. */
+    remaining: Summary;
+    /** Waiter acquired before the key's expiry (would mean two holders). */
+    early: number;
+    /** Samples whose key was already gone when read (not counted). */
+    skipped: number;
+    samples: number[];
+  }> {
   /** Contenders of a round ran at the same time (quick runs). */
   concurrent: boolean;
-  contenders: Record<
-    string,
-    {
-      /** Waiter's acquire time minus the dead holder's key expiry, ms. */
-      excess: Summary;
-      /** TTL the key had left when the holder was gone. */
-      remaining: Summary;
-      /** Waiter acquired before the key's expiry (would mean two holders). */
-      early: number;
-      /** Samples whose key was already gone when read (not counted). */
-      skipped: number;
-      samples: number[];
-    }
-  >;
 }
 
 /**

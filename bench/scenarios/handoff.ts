@@ -5,7 +5,7 @@ import { Bench } from '../lib/redis.ts';
 import { median, medianSummary, now, type Summary, summarize } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
 import type { Event, HandoffRun, Request } from '../workers/protocol.ts';
-import { type Context, guard, lockName, ms, order, summaries } from './context.ts';
+import { type Context, guard, lockName, type Measured, ms, order, summaries } from './context.ts';
 import { type StagesRun, type StagesSummary, stages } from './stages.ts';
 
 export interface HandoffRound extends Summary {
@@ -20,12 +20,9 @@ export interface HandoffRound extends Summary {
   redisCpuPerSecond?: number;
 }
 
-export interface HandoffResult {
-  redisVersion: string;
-  settings: Record<string, number>;
+export interface HandoffResult extends Measured<HandoffSummary> {
   /** Worker clock minus parent clock (ms), with the bound from the IPC round trip. */
   clockOffsets: { worker: number; offset: number; error: number }[];
-  contenders: Record<string, HandoffSummary>;
   /**
    * The direct-grant floor: the release script grants to one waiter and publishes it to that
    * waiter alone (bench/contenders/floor.ts): one trip to Redis and one back.

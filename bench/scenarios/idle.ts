@@ -3,27 +3,20 @@ import { Bench, type Rates } from '../lib/redis.ts';
 import { median } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
 import type { CpuSample } from '../workers/protocol.ts';
-import { type Context, guard, lockName, order, summaries } from './context.ts';
+import { type Context, guard, lockName, type Measured, order, summaries } from './context.ts';
 
 export interface IdleRound extends Rates {
   /** CPU of the process holding the waiters, percent of one core. */
   waiterCpuPercent: number;
 }
 
-export interface IdleResult {
-  redisVersion: string;
-  settings: Record<string, number>;
-  contenders: Record<
-    string,
-    {
-      commandsPerSecond: number;
-      readsPerSecond: number;
-      redisCpuPercent: number;
-      waiterCpuPercent: number;
-      rounds: IdleRound[];
-    }
-  >;
-}
+export type IdleResult = Measured<{
+  commandsPerSecond: number;
+  readsPerSecond: number;
+  redisCpuPercent: number;
+  waiterCpuPercent: number;
+  rounds: IdleRound[];
+}>;
 
 /**
  * Scenario 5: Redis load while nothing happens. This process holds a lock (with the contender's

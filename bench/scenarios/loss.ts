@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Contender, ContenderClient, Held } from '../contenders/types.ts';
 import { Bench } from '../lib/redis.ts';
 import { type Summary, summarize } from '../lib/stats.ts';
-import { type Context, guard, lockName, ms, order } from './context.ts';
+import { type Context, guard, lockName, type Measured, ms, order } from './context.ts';
 
 export type LossKind = 'del' | 'takeover';
 
@@ -15,12 +15,9 @@ export interface LossStats extends Summary {
   method: string;
 }
 
-export interface LossResult {
-  redisVersion: string;
-  settings: Record<string, number>;
+export interface LossResult extends Measured<Record<LossKind, LossStats & { samples: (number | null)[] }>> {
   /** Contenders of a round ran at the same time (quick runs). */
   concurrent: boolean;
-  contenders: Record<string, Record<LossKind, LossStats & { samples: (number | null)[] }>>;
 }
 
 interface Sample {

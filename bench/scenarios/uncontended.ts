@@ -3,7 +3,7 @@ import { Bench } from '../lib/redis.ts';
 import { median, medianSummary, type Summary } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
 import type { PairsResult } from '../workers/protocol.ts';
-import { type Context, guard, lockName, ms, order, summaries } from './context.ts';
+import { type Context, guard, lockName, type Measured, ms, order, summaries } from './context.ts';
 
 type Shape = Summary & {
   opsPerSecond: number;
@@ -11,14 +11,11 @@ type Shape = Summary & {
   cpuPerPair?: number;
 };
 
-export interface UncontendedResult {
-  redisVersion: string;
-  settings: Record<string, number>;
-  contenders: Record<
-    string,
-    { sequential: Shape; parallel: Shape; rounds: { sequential: Shape; parallel: Shape }[] }
-  >;
-}
+export type UncontendedResult = Measured<{
+  sequential: Shape;
+  parallel: Shape;
+  rounds: { sequential: Shape; parallel: Shape }[];
+}>;
 
 const shape = (r: PairsResult): Shape => ({
   ...r.latency,
