@@ -20,32 +20,27 @@ interface Figure {
 
 const ms = (v: number) => `${fmtMs(v)} ms`;
 const rate = (v: number) => `${fmtNum(v)}/s`;
-type Uncontended = NonNullable<Results['scenarios']['uncontended']>['contenders'][string]['rounds'][number];
-/** A figure of the uncontended scenario, read from its medians and from each round alike. */
-const u = (label: string, pick: (x: Uncontended) => number, format: (v: number) => string): Figure => ({
-  label,
-  read: (r, id) => {
-    const c = r.scenarios.uncontended?.contenders[id];
-    return c && { value: pick(c), rounds: c.rounds.map(pick) };
-  },
-  format,
-  better: format === ms ? 'lower' : 'higher',
+/** A figure read from a scenario's medians (`whole`) and from each of its rounds alike. */
+const perRound =
+  <X>(of: (r: Results, id: string) => { whole: X; rounds: X[] } | undefined) =>
+  (label: string, pick: (x: X) => number, format: (v: number) => string): Figure => ({
+    label,
+    read: (r, id) => {
+      const c = of(r, id);
+      return c && { value: pick(c.whole), rounds: c.rounds.map(pick) };
+    },
+    format,
+    better: format === ms ? 'lower' : 'higher',
+  });
+/** The uncontended scenario, whose medians and rounds have one shape. */
+const u = perRound((r, id) => {
+  const c = r.scenarios.uncontended?.contenders[id];
+  return c && { whole: c, rounds: c.rounds };
 });
-/** A figure of the handoff scenario: its gap summary and rate, then each round's. */
-const h = (
-  label: string,
-  pick: (x: Summary & { handoffsPerSecond: number }) => number,
-  format: (v: number) => string,
-): Figure => ({
-  label,
-  read: (r, id) => {
-    const c = r.scenarios.handoff?.contenders[id];
-    return (
-      c && { value: pick({ ...c.gap, handoffsPerSecond: c.handoffsPerSecond }), rounds: c.rounds.map(pick) }
-    );
-  },
-  format,
-  better: format === ms ? 'lower' : 'higher',
+/** The handoff scenario: its gap summary and rate, then each round's. */
+const h = perRound<Summary & { handoffsPerSecond: number }>((r, id) => {
+  const c = r.scenarios.handoff?.contenders[id];
+  return c && { whole: { ...c.gap, handoffsPerSecond: c.handoffsPerSecond }, rounds: c.rounds };
 });
 /** A figure measured once per run. */
 const once = (
