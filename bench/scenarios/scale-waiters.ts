@@ -91,13 +91,9 @@ class Feed {
     while (!test()) {
       const left = until - performance.now();
       if (left <= 0) return false;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      const woken = new AbortController();
+      this.#wake = () => woken.abort();
+      await sleep(left, undefined, { signal: woken.signal }).catch(() => {});
       this.#wake = undefined;
     }
     return true;
@@ -195,12 +191,8 @@ export async function waitersCell(
       sets: sum((d) => d.sets),
       reads: sum((d) => d.reads),
     };
-    const attempts =
-      windows.length === 0
-        ? Number.NaN
-        : acquiresBySet.test(contender.id)
-          ? perHandoff.sets
-          : perHandoff.scripts - 1;
+    const bySet = acquiresBySet.test(contender.id);
+    const attempts = windows.length === 0 ? Number.NaN : bySet ? perHandoff.sets : perHandoff.scripts - 1;
     result = {
       contender: contender.id,
       waiters,
@@ -220,10 +212,9 @@ export async function waitersCell(
     for (const w of workers) w.notify({ notice: 'herd-stop' });
     const drained = await Promise.race([
       Promise.allSettled(calls).then((results) => {
-        for (const r of results) {
+        for (const r of results)
           if (r.status === 'fulfilled') failed.push(...r.value.failed);
           else failed.push(String(r.reason));
-        }
         return true;
       }),
       sleep(settings.drainCapMs).then(() => false),
