@@ -69,7 +69,7 @@ function lines(
   } as vl.TopLevelSpec;
 }
 
-type Spec = { file: string; title: string; spec: vl.TopLevelSpec };
+export type Spec = { file: string; title: string; spec: vl.TopLevelSpec };
 
 /** The scale and cluster charts the results allow. */
 export function lineCharts(results: Results, name: (id: string) => string, order: string[]): Spec[] {

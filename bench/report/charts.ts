@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import * as vega from 'vega';
 import * as vl from 'vega-lite';
 import type { Results } from '../results.ts';
-import { config, frame, lineCharts } from './charts-lines.ts';
+import { config, frame, lineCharts, type Spec } from './charts-lines.ts';
 import { fmtMs, fmtNum } from './format.ts';
 import { type Chart, contenderName } from './section.ts';
 
@@ -137,7 +137,7 @@ export async function renderCharts(results: Results, dir: string): Promise<Chart
   await mkdir(dir, { recursive: true });
   const order = results.contenders.map((c) => c.label);
   const name = contenderName(results);
-  const charts: { file: string; title: string; spec: vl.TopLevelSpec }[] = [];
+  const charts: Spec[] = [];
   const s = results.scenarios;
   /** A grouped chart: one mark per contender and series (those with a finite value). */
   const bars = <C>(
@@ -234,10 +234,6 @@ export async function renderCharts(results: Results, dir: string): Promise<Chart
       fmtNum,
     );
   charts.push(...lineCharts(results, name, order));
-  const written: Chart[] = [];
-  for (const chart of charts) {
-    await writeFile(join(dir, chart.file), await svg(chart.spec));
-    written.push({ file: chart.file, title: chart.title });
-  }
-  return written;
+  for (const chart of charts) await writeFile(join(dir, chart.file), await svg(chart.spec));
+  return charts.map(({ file, title }) => ({ file, title }));
 }
