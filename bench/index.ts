@@ -16,7 +16,7 @@ import { versus } from './report/versus.ts';
 import type { Results, ScenarioId, Scenarios } from './results.ts';
 import { budget } from './scenarios/budget.ts';
 import { cluster } from './scenarios/cluster.ts';
-import type { Context, RunOptions } from './scenarios/context.ts';
+import { type Context, errorText, type RunOptions } from './scenarios/context.ts';
 import { crash } from './scenarios/crash.ts';
 import { failover } from './scenarios/failover.ts';
 import { handoff, idleHandoff } from './scenarios/handoff.ts';
@@ -203,7 +203,7 @@ async function main(): Promise<number> {
     try {
       (results.scenarios as Record<string, unknown>)[scenario.id] = await scenario.run(ctx);
     } catch (error) {
-      results.errors[scenario.id] = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      results.errors[scenario.id] = errorText(error, true);
       console.log(`  FAILED: ${results.errors[scenario.id]}`);
     }
     const seconds = (performance.now() - t0) / 1000;

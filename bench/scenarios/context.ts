@@ -30,9 +30,13 @@ export interface Context {
   failures: Record<string, Record<string, string>>;
 }
 
+/** An error as the results keep it: its message, or with `stack` its stack when it has one. */
+export const errorText = (error: unknown, stack = false): string =>
+  error instanceof Error ? ((stack ? error.stack : undefined) ?? error.message) : String(error);
+
 /** Records the first error of `who` (a contender, or a cell) in the run's failures and logs it. */
 export function fail(ctx: Context, scenario: string, who: string, error: unknown): void {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorText(error);
   ctx.failures[scenario] ??= {};
   ctx.failures[scenario][who] ??= message;
   ctx.log(`  ${scenario} ${who}: FAILED: ${message.split('\n')[0]}`);

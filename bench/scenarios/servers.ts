@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { redisServerVersion } from '../../test/harness/server-binary.ts';
-import type { Context } from './context.ts';
+import { type Context, errorText } from './context.ts';
 import { type CrashResult, crash } from './crash.ts';
 import { type HandoffResult, handoff } from './handoff.ts';
 import { type IdleResult, idle } from './idle.ts';
@@ -63,7 +63,7 @@ export async function servers(ctx: Context): Promise<ServersResult> {
         try {
           (entry as unknown as Record<string, unknown>)[id] = await run(sub);
         } catch (error) {
-          failures[id] = { all: error instanceof Error ? error.message : String(error) };
+          failures[id] = { all: errorText(error) };
           ctx.log(`    ${id}: FAILED: ${failures[id]['all']}`);
         }
       }

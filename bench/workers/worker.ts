@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { contender } from '../contenders/index.ts';
 import type { ContenderClient, Held } from '../contenders/types.ts';
 import { now } from '../lib/stats.ts';
-import { inPool } from '../scenarios/context.ts';
+import { errorText, inPool } from '../scenarios/context.ts';
 import { Probe } from '../scenarios/stages.ts';
 import { herdNotice, runHerd } from './herd.ts';
 import { pairs } from './pairs.ts';
@@ -210,12 +210,7 @@ process.on('message', (message: Request | Notice) => {
   }
   handle(message).then(
     (value) => send({ id: message.id, ok: true, value }),
-    (error: unknown) =>
-      send({
-        id: message.id,
-        ok: false,
-        error: error instanceof Error ? (error.stack ?? error.message) : String(error),
-      }),
+    (error: unknown) => send({ id: message.id, ok: false, error: errorText(error, true) }),
   );
 });
 process.on('disconnect', () => process.exit(0));
