@@ -2,6 +2,7 @@
 // (bench/contenders/floor.ts). The SHA1s of leasehold's acquire and release scripts tell the
 // stages probe (bench/scenarios/stages.ts) which write is which.
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
 import { scriptSource } from '../../src/scripts/index.ts';
 
@@ -84,10 +85,7 @@ export class Connection {
   static async open(port: number): Promise<Connection> {
     const socket = createConnection({ port, host: '127.0.0.1' });
     socket.setNoDelay(true);
-    await new Promise((resolve, reject) => {
-      socket.once('connect', resolve);
-      socket.once('error', reject);
-    });
+    await once(socket, 'connect');
     return new Connection(socket);
   }
 

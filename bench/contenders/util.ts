@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 
 const require = createRequire(import.meta.url);
+type PackageJson = { name?: string; version?: string };
 
 /** Version of an installed package, read from its package.json (walks up from its entry point). */
 export function packageVersion(name: string): string {
@@ -16,10 +17,7 @@ export function packageVersion(name: string): string {
   }
   for (let i = 0; i < 6; i++) {
     try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
-        name?: string;
-        version?: string;
-      };
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as PackageJson;
       if (pkg.name === name && pkg.version !== undefined) return pkg.version;
     } catch {
       // not at the package root yet
@@ -31,10 +29,8 @@ export function packageVersion(name: string): string {
 
 /** Version in this repository's package.json. */
 export function ownVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-    version?: string;
-  };
-  return pkg.version ?? 'unknown';
+  const file = new URL('../../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(file, 'utf8')) as PackageJson).version ?? 'unknown';
 }
 
 /**

@@ -78,12 +78,11 @@ export async function budget(ctx: Context): Promise<BudgetResult> {
     for (const driver of DRIVERS)
       for (const build of sides) {
         const side = id(driver, build);
-        const contender = contenderOf(side);
         const options = profiled(ctx.options.profile, `budget-${side.replace(' ', '-')}`);
         const env = build === 'traced' ? { BENCH_TRACING: 'record' } : {};
         const worker = await Worker.spawn(index++, { ...options, env });
         workers.set(side, worker);
-        await worker.call({ cmd: 'init', contender, url: bench.url });
+        await worker.call({ cmd: 'init', contender: contenderOf(side), url: bench.url });
       }
     const figures = new Map<string, { cpu: number[]; bytes: number[] }>();
     const measure = async (side: string, lanes: number, pairs: number, round: number) => {
