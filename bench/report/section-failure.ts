@@ -43,13 +43,8 @@ export function failoverSection(results: Results): string[] {
       "ttl | new leader p50 | max | beyond the dead term's expiry p50 | max | 1 s ticks missed p50 | max | samples",
       Object.entries(f.ttls).map(([ttl, r]) => [
         `${fmtNum(Number(ttl), 0)} ms`,
-        `${fmtMs(r.newLeader.p50)} ms`,
-        `${fmtMs(r.newLeader.max)} ms`,
-        `${fmtMs(r.beyondTtl.p50)} ms`,
-        `${fmtMs(r.beyondTtl.max)} ms`,
-        fmtNum(r.ticksMissed.p50, 0),
-        fmtNum(r.ticksMissed.max, 0),
-        fmtNum(r.newLeader.n, 0),
+        ...[r.newLeader.p50, r.newLeader.max, r.beyondTtl.p50, r.beyondTtl.max].map((x) => `${fmtMs(x)} ms`),
+        ...[r.ticksMissed.p50, r.ticksMissed.max, r.newLeader.n].map((x) => fmtNum(x, 0)),
       ]),
     ),
   ];

@@ -49,13 +49,9 @@ function turns(scenario: 'handoff' | 'idleHandoff', title: string, chart: string
     );
     const row = (label: string, r: HandoffResult['contenders'][string]) => [
       label,
-      `${fmtMs(r.gap.p50)} ms`,
-      `${fmtMs(r.gap.p99)} ms`,
+      ...[r.gap.p50, r.gap.p99].map((x) => `${fmtMs(x)} ms`),
       fmtNum(r.handoffsPerSecond),
-      fmtNum(r.gap.n, 0),
-      fmtNum(r.overlaps, 0),
-      fmtNum(r.commandsPerSecond, 0),
-      fmtNum(r.redisCpuPerSecond, 0),
+      ...[r.gap.n, r.overlaps, r.commandsPerSecond, r.redisCpuPerSecond].map((x) => fmtNum(x, 0)),
     ];
     const floor = h.grantFloor && row('*direct-grant floor* (bench/contenders/floor.ts)', h.grantFloor);
     return [
