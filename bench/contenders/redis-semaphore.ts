@@ -18,7 +18,6 @@ const make = (tuned: boolean, interval = RETRY_MS, semaphore = false): Contender
   const what = semaphore ? 'Semaphore, limit 1' : 'Mutex';
   return {
     id,
-    // The poll-interval variants only feed the latency-versus-load chart (section 2b).
     ...(tuned && interval !== RETRY_MS ? { scenarios: ['idleHandoff'] as const } : {}),
     ...(semaphore
       ? { scenarios: ['handoff', 'idleHandoff'] as const }
@@ -76,6 +75,6 @@ const make = (tuned: boolean, interval = RETRY_MS, semaphore = false): Contender
 
 export const redisSemaphore = make(false);
 export const redisSemaphoreTuned = make(true);
-/** The tuned set-up at longer poll intervals: the latency-versus-load chart's points. */
+/** The tuned set-up at longer poll intervals: only the latency-versus-load chart (section 2b) runs them. */
 export const redisSemaphorePolls = [2, 5, 10].map((ms) => make(true, ms));
 export const redisSemaphoreSemaphores = [make(false, RETRY_MS, true), make(true, RETRY_MS, true)];

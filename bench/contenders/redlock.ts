@@ -15,7 +15,6 @@ const make = (tuned: boolean, delay = 1): Contender => {
   const TUNED = { retryDelay: delay, retryJitter: Math.max(1, delay / 2) };
   return {
     id,
-    // The retry-delay variants only feed the latency-versus-load chart (section 2b).
     ...(tuned && delay !== 1 ? { scenarios: ['idleHandoff'] as const } : {}),
     keyOf: (name) => name,
     async info(): Promise<ContenderInfo> {
@@ -55,5 +54,5 @@ const make = (tuned: boolean, delay = 1): Contender => {
 
 export const redlock = make(false);
 export const redlockTuned = make(true);
-/** The tuned set-up at longer retry delays: the latency-versus-load chart's points. */
+/** The tuned set-up at longer retry delays: only the latency-versus-load chart (section 2b) runs them. */
 export const redlockPolls = [2, 5, 10].map((ms) => make(true, ms));

@@ -23,10 +23,7 @@ export interface HandoffRound extends Summary {
 export interface HandoffResult extends Measured<HandoffSummary> {
   /** Worker clock minus parent clock (ms), with the bound from the IPC round trip. */
   clockOffsets: { worker: number; offset: number; error: number }[];
-  /**
-   * The direct-grant floor: the release script grants to one waiter and publishes it to that
-   * waiter alone (bench/contenders/floor.ts): one trip to Redis and one back.
-   */
+  /** The direct-grant floor (bench/contenders/floor.ts): one trip to Redis and one back. */
   grantFloor?: HandoffSummary;
   /** Where each contender's gap goes, stage by stage (bench --stages; bench/scenarios/stages.ts). */
   stages?: Record<string, StagesSummary>;
