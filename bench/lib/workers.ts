@@ -2,7 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { reapOnExit } from '../../test/harness/reaper.ts';
-import type { Event, Notice, Request, WaitResult } from '../workers/protocol.ts';
+import type { Event, HoldResult, Notice, Request, WaitResult } from '../workers/protocol.ts';
 import { now } from './stats.ts';
 
 const script = fileURLToPath(new URL('../workers/worker.ts', import.meta.url));
@@ -73,6 +73,11 @@ export class Worker {
       this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
       this.#child.send({ ...body, id } as Request);
     });
+  }
+
+  /** The worker takes `names` and keeps them: `concurrency` acquisitions in flight, `gap` ms apart. */
+  hold(contender: string, names: string[], ttl: number, gap: number, concurrency: number) {
+    return this.call<HoldResult>({ cmd: 'hold', contender, names, ttl, gap, concurrency });
   }
 
   /**

@@ -3,7 +3,6 @@ import type { Contender } from '../contenders/types.ts';
 import { Bench } from '../lib/redis.ts';
 import { type Summary, summarize } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
-import type { HoldResult } from '../workers/protocol.ts';
 import { type Context, guard, lockName, type Measured, ms, order } from './context.ts';
 
 export interface CrashResult
@@ -57,14 +56,7 @@ export async function crash(ctx: Context): Promise<CrashResult> {
             await holder.call({ cmd: 'init', contender: c.id, url: bench.url });
             const names = Array.from({ length: cfg.samples }, (_, i) => lockName('crash', c.id, round, i));
             const gap = Math.round(cfg.ttl / 2 / cfg.samples);
-            await holder.call<HoldResult>({
-              cmd: 'hold',
-              contender: c.id,
-              names,
-              ttl: cfg.ttl,
-              gap,
-              concurrency: 1,
-            });
+            await holder.hold(c.id, names, cfg.ttl, gap, 1);
             const keys = await Promise.all(
               names.map(async (name) => (await bench.lockKeys(c, name))[0] ?? name),
             );

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Contender } from '../contenders/types.ts';
 import { type Bench, delta } from '../lib/redis.ts';
 import { Worker } from '../lib/workers.ts';
-import type { CpuSample, HoldResult, MemorySample } from '../workers/protocol.ts';
+import type { CpuSample, MemorySample } from '../workers/protocol.ts';
 import { lockName } from './context.ts';
 
 export interface HeldSettings {
@@ -70,14 +70,7 @@ export async function heldCell(
     const memBefore = await worker.call<MemorySample>({ cmd: 'mem' });
     const redisBefore = await bench.counters();
     const names = Array.from({ length: leases }, (_, i) => lockName('scaling-held', contender.id, leases, i));
-    const holding = worker.call<HoldResult>({
-      cmd: 'hold',
-      contender: contender.id,
-      names,
-      ttl: settings.ttl,
-      gap: 0,
-      concurrency: settings.concurrency,
-    });
+    const holding = worker.hold(contender.id, names, settings.ttl, 0, settings.concurrency);
     holding.catch(() => {});
     const hold = await Promise.race([holding, sleep(settings.acquireCapMs).then(() => undefined)]);
     if (hold === undefined)
