@@ -11,7 +11,7 @@ import { RedisServer } from '../../test/harness/redis-server.ts';
 import { info } from '../../test/harness/resp.ts';
 import { Worker } from '../lib/workers.ts';
 import type { PairsResult, Target } from '../workers/protocol.ts';
-import { type Context, fail, lockName } from './context.ts';
+import { type Context, fail, lockName, order } from './context.ts';
 
 /** How the load is offered: client processes, each with `lanes` acquisitions in flight. */
 export interface Shape {
@@ -108,8 +108,7 @@ export async function cluster(ctx: Context): Promise<ClusterResult> {
     const clients = await Promise.all(Array.from({ length: most }, (_, i) => Worker.spawn(700 + i)));
     try {
       for (let round = 0; round < settings.rounds; round++) {
-        const order = list.map((_, i) => list[(i + round) % list.length]!);
-        for (const c of order) {
+        for (const c of order(list, round)) {
           for (const shape of settings.shapes) {
             const label = `${c.id}, ${topologyLabel(masters)}, ${shapeLabel(shape)}, round ${round + 1}`;
             try {

@@ -67,8 +67,8 @@ export function summaries<R, S>(rounds: Map<string, R[]>, summary: (list: R[]) =
 }
 
 /** Contenders for one round, rotated so that no contender always runs first (or right after another). */
-export function order(ctx: Context, round: number): Contender[] {
-  const list = [...ctx.contenders];
+export function order(contenders: readonly Contender[], round: number): Contender[] {
+  const list = [...contenders];
   const shift = round % Math.max(1, list.length);
   return [...list.slice(shift), ...list.slice(0, shift)];
 }

@@ -88,7 +88,7 @@ export async function crash(ctx: Context): Promise<CrashResult> {
           await holder.kill();
         }
       };
-      const list = order(ctx, round);
+      const list = order(ctx.contenders, round);
       if (cfg.concurrent) await Promise.all(list.map(runOne));
       else for (const [i, c] of list.entries()) await runOne(c, i);
     }

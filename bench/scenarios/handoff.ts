@@ -138,7 +138,7 @@ async function turns(ctx: Context, cfg: Config['handoff'], scenario: string): Pr
     const records = new Map<string, { runs: StagesRun[][]; from: number[]; to: number[] }>();
     for (let round = 0; round < cfg.rounds; round++) {
       // The floor takes its turn at a rotating place among the contenders, under the same noise.
-      const turn = order(ctx, round);
+      const turn = order(ctx.contenders, round);
       turn.splice(round % (turn.length + 1), 0, directGrantFloor);
       for (const c of turn) {
         if (!ready.has(c.id)) continue;

@@ -29,7 +29,7 @@ export async function idle(ctx: Context): Promise<IdleResult> {
   const rounds = new Map<string, IdleRound[]>(ctx.contenders.map((c) => [c.id, []]));
   try {
     for (let round = 0; round < cfg.rounds; round++) {
-      for (const c of order(ctx, round)) {
+      for (const c of order(ctx.contenders, round)) {
         await guard(ctx, 'idle', c.id, async () => {
           const client = await c.connect(bench.url);
           try {

@@ -100,8 +100,8 @@ export async function loss(ctx: Context): Promise<LossResult> {
           };
           ctx.log(`  loss ${c.id} round ${round + 1}: ${show('del')}, ${show('takeover')}`);
         });
-      if (cfg.concurrent) await Promise.all(order(ctx, round).map(runOne));
-      else for (const c of order(ctx, round)) await runOne(c);
+      if (cfg.concurrent) await Promise.all(order(ctx.contenders, round).map(runOne));
+      else for (const c of order(ctx.contenders, round)) await runOne(c);
     }
     const contenders: LossResult['contenders'] = {};
     for (const c of ctx.contenders) {

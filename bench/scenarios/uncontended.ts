@@ -51,7 +51,7 @@ export async function uncontended(ctx: Context): Promise<UncontendedResult> {
       if (ok !== undefined) rounds.set(c.id, []);
     }
     for (let round = 0; round < cfg.rounds; round++) {
-      for (const c of order(ctx, round)) {
+      for (const c of order(ctx.contenders, round)) {
         const worker = workers.get(c.id);
         if (worker === undefined || !rounds.has(c.id)) continue;
         await guard(ctx, 'uncontended', c.id, async () => {

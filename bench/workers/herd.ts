@@ -73,10 +73,8 @@ export async function runHerd(
   };
 
   const callers: Promise<void>[] = [];
-  if (options.first) {
-    // The first holder takes the lock before anyone waits (the parent waits for its `herd-acq`).
-    callers.push(caller(await client.acquire(name, { ttl })));
-  }
+  // The first holder takes the lock before anyone waits (the parent waits for its `herd-acq`).
+  if (options.first) callers.push(caller(await client.acquire(name, { ttl })));
   for (let i = 0; i < options.callers; i++) callers.push(caller(undefined));
   await Promise.all(callers);
   if (herd === state) herd = undefined;
