@@ -138,9 +138,8 @@ async function main(): Promise<number> {
     process.stdout.write(usage);
     return 0;
   }
-  const saved = args.report;
-  if (saved !== undefined) {
-    const results = JSON.parse(await readFile(saved, 'utf8')) as Results;
+  if (args.report !== undefined) {
+    const results = JSON.parse(await readFile(args.report, 'utf8')) as Results;
     // Schema 1 (before issue 42) kept scale in another shape: that section is left out.
     if (results.schema !== 2) delete results.scenarios.scale;
     await writeDocs(results);

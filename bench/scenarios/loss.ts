@@ -96,7 +96,8 @@ export async function loss(ctx: Context): Promise<LossResult> {
           perContender.get(c.id)!.push(...results);
           const show = (kind: LossKind) => {
             const never = results.filter((r) => r.kind === kind && r.delay === undefined).length;
-            return `${kind} p50 ${ms(summarize(delaysOf(results, kind)).p50)}${never > 0 ? ` (${never} never)` : ''}`;
+            const p50 = summarize(delaysOf(results, kind)).p50;
+            return `${kind} p50 ${ms(p50)}${never > 0 ? ` (${never} never)` : ''}`;
           };
           ctx.log(`  loss ${c.id} round ${round + 1}: ${show('del')}, ${show('takeover')}`);
         });
