@@ -101,3 +101,21 @@ export function canaryKeyIn(prefix: string, mine: (slot: number) => boolean): st
   }
   return `${prefix}:{canary}:${token}`;
 }
+
+/** One master and the driver (one connection, tracking with NOLOOP) leasehold holds to it. */
+export interface NodeEntry {
+  readonly address: string;
+  readonly driver: Driver;
+  /** The first connect; rejects when it fails. */
+  readonly connected: Promise<void>;
+  /** Settles when the first connect settles or CONNECT_WAIT passes, whichever is first. */
+  readonly ready: Promise<void>;
+  /** Changes on every reconnect and drop: WAIT must go to the connection that wrote. */
+  epoch: number;
+  /** Connected once and dropped since, or the first connect failed: a failover may be under way. */
+  down: boolean;
+}
+
+/** The slot a command goes to: its first key's, or any slot for a keyless command. */
+export const slotOf = (key: string | undefined): number =>
+  key === undefined ? Math.floor(Math.random() * SLOTS) : keySlot(key);

@@ -4,12 +4,14 @@ import { settledWithin } from '../base/timeouts.ts';
 import {
   canaryKeyIn,
   keySlot,
+  type NodeEntry,
   nodeUrl,
   queryRootSlots,
   querySlots,
   redirection,
   SLOTS,
   type SlotRange,
+  slotOf,
 } from './cluster-topology.ts';
 import { FanOut } from './fan-out.ts';
 import {
@@ -35,20 +37,6 @@ export interface ClusterDriverOptions {
   /** Key namespace: each master's notification canary lives under it, in a slot it serves. */
   prefix?: string | undefined;
   durability?: { replicas: number; timeout: number } | undefined;
-}
-
-/** One master and the driver (one connection, tracking with NOLOOP) leasehold holds to it. */
-interface NodeEntry {
-  readonly address: string;
-  readonly driver: Driver;
-  /** The first connect; rejects when it fails. */
-  readonly connected: Promise<void>;
-  /** Settles when the first connect settles or CONNECT_WAIT passes, whichever is first. */
-  readonly ready: Promise<void>;
-  /** Changes on every reconnect and drop: WAIT must go to the connection that wrote. */
-  epoch: number;
-  /** Connected once and dropped since, or the first connect failed: a failover may be under way. */
-  down: boolean;
 }
 
 const MAX_REDIRECTS = 5;
@@ -409,6 +397,3 @@ export class ClusterDriver implements Driver {
     this.#timer.unref();
   }
 }
-
-const slotOf = (key: string | undefined): number =>
-  key === undefined ? Math.floor(Math.random() * SLOTS) : keySlot(key);

@@ -1,10 +1,10 @@
-import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import type { Redis } from 'ioredis';
 import { within } from '../base/timeouts.ts';
 import { ConnectionClosedError } from '../errors.ts';
 import { Arm, canaryKeyOf } from './arm.ts';
 import { CANARY_TIMEOUT } from './canary.ts';
+import { connectClient, dropSocket, pokeOnce, subscribeOn } from './ioredis-client.ts';
 import { loadIoredis } from './load-ioredis.ts';
 import { reconnectDelay } from './node-redis-client.ts';
 import { Recovery } from './recovery.ts';
@@ -26,37 +26,6 @@ import {
   type TrackingProof,
 } from './types.ts';
 import { DEFAULT_COMMAND_TIMEOUT } from './watchdog.ts';
-
-/**
- * Connects `client` (or waits for a connect under way), failing with the error the client
- * reported (ECONNREFUSED, ENOTFOUND, WRONGPASS...) rather than ioredis's "Connection is closed.",
- * which says nothing about why.
- */
-async function connectClient(client: Redis): Promise<void> {
-  if (client.status === 'ready') return;
-  let reported: unknown;
-  const onError = (error: unknown) => {
-    reported ??= error;
-  };
-  client.on('error', onError);
-  try {
-    if (client.status === 'wait') await client.connect();
-    else await once(client, 'ready');
-  } catch (error) {
-    throw reported ?? error;
-  } finally {
-    client.off('error', onError);
-  }
-}
-
-/** Drops a connection that stopped answering; ioredis then reconnects by its retryStrategy. */
-function dropSocket(client: Redis): void {
-  const stream = client.stream as Socket | undefined;
-  // A reset, not a FIN: the kernel must not keep delivering our unanswered commands to a
-  // server that comes back later (they would run after the give-backs sent on the new connection).
-  if (typeof stream?.resetAndDestroy === 'function') stream.resetAndDestroy();
-  else stream?.destroy();
-}
 
 const CHANNEL = '__redis__:invalidate';
 
@@ -291,24 +260,8 @@ export class IoredisDriver implements Driver {
   }
 
   /** Deletes `keys` from a connection other than the tracked one (ours are NOLOOP). */
-  async #poke(keys: readonly string[]): Promise<void> {
-    // One attempt, bounded: a poke that cannot connect fails the proof instead of retrying forever.
-    const poker = this.#cmd!.duplicate({
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      retryStrategy: () => null,
-      connectTimeout: CANARY_TIMEOUT,
-    });
-    poker.on('error', () => {});
-    this.#pokers.add(poker);
-    try {
-      await within(poker.connect(), CANARY_TIMEOUT);
-      await within(Promise.all(keys.map((key) => poker.del(key))), CANARY_TIMEOUT);
-    } finally {
-      this.#pokers.delete(poker);
-      poker.disconnect();
-    }
+  #poke(keys: readonly string[]): Promise<void> {
+    return pokeOnce(this.#cmd!, keys, this.#pokers);
   }
 
   /** Every command on the command connection: watched, and raced when the client is a user's. */
@@ -376,34 +329,12 @@ export class IoredisDriver implements Driver {
    * re-subscribes it after every reconnect.
    */
   subscribe(channel: string, handlers: SubscriptionHandlers): Subscription {
-    const sub = this.#newClient!({ autoResubscribe: true, protocol: 2 });
-    this.#subs.add(sub);
-    let subscribed = false;
-    sub.on('error', () => {});
-    sub.on('close', () => handlers.down());
-    sub.on('message', (from: string, message: string) => {
-      if (from === channel) handlers.message(message);
-    });
-    // ioredis re-subscribes after 'ready'; a message published before that counts no receiver
-    // and is simply not sent (the waiter hears of the lock through its push instead).
-    sub.on('ready', () => {
-      if (subscribed) handlers.up();
-    });
-    const opened = sub
-      .connect()
-      .then(() => sub.subscribe(channel))
-      .then(() => {
-        subscribed = true;
-        handlers.up();
-      });
-    opened.catch(() => handlers.down());
-    return {
-      close: async () => {
-        // At once, not after the subscribe: a stalled server would hold close() up forever.
-        this.#subs.delete(sub);
-        sub.disconnect();
-      },
-    };
+    return subscribeOn(
+      this.#newClient!({ autoResubscribe: true, protocol: 2 }),
+      channel,
+      handlers,
+      this.#subs,
+    );
   }
 
   async close(force = false): Promise<void> {
@@ -421,19 +352,13 @@ export class IoredisDriver implements Driver {
     // ioredis ends a socket still in its TLS handshake with no 'error' listener left: the server's
     // alert was then an uncaught exception (1 close in 3 of a quorum connect that failed over TLS).
     for (const client of [own, sub]) client?.stream?.on('error', () => {});
-    await Promise.all([
-      own &&
-        closeWithin(
-          () => own.quit(),
-          () => own.disconnect(),
-          force ? 0 : undefined,
-        ),
-      sub &&
-        closeWithin(
-          () => sub.quit(),
-          () => sub.disconnect(),
-          force ? 0 : undefined,
-        ),
-    ]);
+    const end = (client: Redis | undefined) =>
+      client &&
+      closeWithin(
+        () => client.quit(),
+        () => client.disconnect(),
+        force ? 0 : undefined,
+      );
+    await Promise.all([end(own), end(sub)]);
   }
 }

@@ -1,5 +1,8 @@
 import type { RedisClientType } from 'redis';
+import { within } from '../base/timeouts.ts';
+import { CANARY_TIMEOUT } from './canary.ts';
 import { isDefinitive } from './connect-errors.ts';
+import type { Subscription, SubscriptionHandlers } from './types.ts';
 
 // node-redis's generic client type is a large union; the driver only uses these members.
 export type Client = Pick<
@@ -65,4 +68,81 @@ export function pushReceiver(
       deliver(key === null ? null : [String(key)]);
     }
   })();
+}
+
+/**
+ * `sub`, a RESP2 copy of the command connection's settings (TLS, credentials), subscribed to
+ * `channel`; node-redis re-subscribes it after every reconnect. Kept in `subs` until closed, so
+ * that the driver's close() destroys it.
+ */
+export function subscribeOn(
+  sub: Client,
+  channel: string,
+  handlers: SubscriptionHandlers,
+  subs: Set<Client>,
+): Subscription {
+  const client = sub as Client & {
+    subscribe(channel: string, listener: (message: string) => void): Promise<void>;
+  };
+  subs.add(sub);
+  let subscribed = false;
+  sub.on('error', () => handlers.down());
+  sub.on('end', () => handlers.down());
+  sub.on('ready', () => {
+    if (subscribed) handlers.up();
+  });
+  const opened = connectClient(sub)
+    .then(() => client.subscribe(channel, (message) => handlers.message(String(message))))
+    .then(() => {
+      subscribed = true;
+      handlers.up();
+    });
+  opened.catch(() => handlers.down());
+  return {
+    close: async () => {
+      // At once, not after the subscribe: a stalled server would hold close() up forever.
+      subs.delete(sub);
+      try {
+        sub.destroy();
+      } catch {
+        // not open yet: nothing to end
+      }
+    },
+  };
+}
+
+/** A node-redis client set up for client-side caching of its own (RESP3 tracking on it). */
+export function cachesClientSide(client: Client): boolean {
+  const options = client.options ?? {};
+  return options['clientSideCache'] !== undefined || options['emitInvalidate'] === true;
+}
+
+/** DEL of each of `keys` on `client`. */
+export const deleteKeys = (client: Client, keys: readonly string[]): Promise<unknown[]> =>
+  Promise.all(keys.map((key) => client.sendCommand(['DEL', key])));
+
+/**
+ * `keys` deleted from a connection of its own (a copy of `template` with `socket`), opened for
+ * this once: one attempt, bounded, so that a poke that cannot connect fails the canary's proof
+ * instead of retrying forever. Kept in `pokers` while open, for the driver's close().
+ */
+export async function pokeOnce(
+  template: Client,
+  socket: object,
+  keys: readonly string[],
+  pokers: Set<Client>,
+): Promise<void> {
+  const poker = template.duplicate({
+    clientSideCache: undefined,
+    socket: { ...socket, reconnectStrategy: false, connectTimeout: CANARY_TIMEOUT },
+  });
+  poker.on('error', () => {});
+  pokers.add(poker);
+  try {
+    await within(poker.connect(), CANARY_TIMEOUT);
+    await within(deleteKeys(poker, keys), CANARY_TIMEOUT);
+  } finally {
+    pokers.delete(poker);
+    poker.destroy();
+  }
 }

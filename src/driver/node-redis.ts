@@ -3,7 +3,16 @@ import { ConnectionClosedError } from '../errors.ts';
 import { Arm, canaryKeyOf } from './arm.ts';
 import { CANARY_TIMEOUT } from './canary.ts';
 import { missingPackage } from './connect-errors.ts';
-import { type Client, connectClient, pushReceiver, reconnectDelay } from './node-redis-client.ts';
+import {
+  type Client,
+  cachesClientSide,
+  connectClient,
+  deleteKeys,
+  pokeOnce,
+  pushReceiver,
+  reconnectDelay,
+  subscribeOn,
+} from './node-redis-client.ts';
 import { PacedSends } from './paced-sends.ts';
 import { Recovery } from './recovery.ts';
 import {
@@ -252,25 +261,8 @@ export class NodeRedisDriver implements Driver {
 
   /** Deletes `keys` from a connection other than the tracked one (ours are NOLOOP). */
   async #poke(keys: readonly string[]): Promise<void> {
-    const write = (client: Client) => Promise.all(keys.map((key) => client.sendCommand(['DEL', key])));
-    if (this.#notify !== undefined) {
-      await within(write(this.#notify), CANARY_TIMEOUT);
-      return;
-    }
-    // One attempt, bounded: a poke that cannot connect fails the proof instead of retrying forever.
-    const poker = this.#cmd!.duplicate({
-      clientSideCache: undefined,
-      socket: { ...this.#socketOptions(), reconnectStrategy: false, connectTimeout: CANARY_TIMEOUT },
-    });
-    poker.on('error', () => {});
-    this.#pokers.add(poker);
-    try {
-      await within(poker.connect(), CANARY_TIMEOUT);
-      await within(write(poker), CANARY_TIMEOUT);
-    } finally {
-      this.#pokers.delete(poker);
-      poker.destroy();
-    }
+    if (this.#notify !== undefined) await within(deleteKeys(this.#notify, keys), CANARY_TIMEOUT);
+    else await pokeOnce(this.#cmd!, this.#socketOptions(), keys, this.#pokers);
   }
 
   /** The command connection's socket options (host, port, TLS), which a duplicate's `socket` replaces. */
@@ -355,10 +347,7 @@ export class NodeRedisDriver implements Driver {
     return settled.map((s) => (s.status === 'fulfilled' ? s.value : asError(s.reason)));
   }
 
-  /**
-   * A RESP2 connection of our own in subscribe mode, from the command connection's settings
-   * (TLS, credentials); node-redis re-subscribes it after every reconnect.
-   */
+  /** A RESP2 connection of our own in subscribe mode (node-redis-client.ts, subscribeOn). */
   subscribe(channel: string, handlers: SubscriptionHandlers): Subscription {
     const sub = (this.#cmd as Client).duplicate({
       RESP: 2,
@@ -370,32 +359,8 @@ export class NodeRedisDriver implements Driver {
         connectTimeout: this.#recovery.limit,
         reconnectStrategy: this.#reconnect,
       },
-    }) as Client & { subscribe(channel: string, listener: (message: string) => void): Promise<void> };
-    this.#subs.add(sub);
-    let subscribed = false;
-    sub.on('error', () => handlers.down());
-    sub.on('end', () => handlers.down());
-    sub.on('ready', () => {
-      if (subscribed) handlers.up();
     });
-    const opened = connectClient(sub)
-      .then(() => sub.subscribe(channel, (message) => handlers.message(String(message))))
-      .then(() => {
-        subscribed = true;
-        handlers.up();
-      });
-    opened.catch(() => handlers.down());
-    return {
-      close: async () => {
-        // At once, not after the subscribe: a stalled server would hold close() up forever.
-        this.#subs.delete(sub);
-        try {
-          sub.destroy();
-        } catch {
-          // not open yet: nothing to end
-        }
-      },
-    };
+    return subscribeOn(sub, channel, handlers, this.#subs);
   }
 
   command(args: readonly string[]): Promise<unknown> {
@@ -416,27 +381,13 @@ export class NodeRedisDriver implements Driver {
       this.#cmd?.off('ready', this.#onUserReady);
       this.#cmd?.off('error', this.#onUserError);
     }
-    const own = this.#own ? this.#cmd : undefined;
-    const notify = this.#notify;
-    await Promise.all([
-      own &&
-        closeWithin(
-          () => own.close(),
-          () => own.destroy(),
-          force ? 0 : undefined,
-        ),
-      notify &&
-        closeWithin(
-          () => notify.close(),
-          () => notify.destroy(),
-          force ? 0 : undefined,
-        ),
-    ]);
+    const end = (client: Client | undefined) =>
+      client &&
+      closeWithin(
+        () => client.close(),
+        () => client.destroy(),
+        force ? 0 : undefined,
+      );
+    await Promise.all([end(this.#own ? this.#cmd : undefined), end(this.#notify)]);
   }
-}
-
-/** A node-redis client set up for client-side caching of its own (RESP3 tracking on it). */
-function cachesClientSide(client: Client): boolean {
-  const options = client.options ?? {};
-  return options['clientSideCache'] !== undefined || options['emitInvalidate'] === true;
 }
