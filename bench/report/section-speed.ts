@@ -18,7 +18,7 @@ export function uncontendedSection(results: Results, charts: Chart[]): string[] 
   return [
     ...heading('## 1. Uncontended acquire + release', u.settings),
     table(
-      `contender | 1 in flight p50 | p99 | pairs/s | CPU / pair | ${many} in flight p50 | p99 | pairs/s | CPU / pair`,
+      `contender | 1 in flight p50 | p99 | pairs/s | CPU / pair | ${many} in flight p50 | p99 | pairs/s | CPU / pair | Redis CPU / pair`,
       Object.entries(u.contenders).map(([id, r]) => [
         name(id),
         ...[r.sequential, r.parallel].flatMap((x) => [
@@ -27,6 +27,7 @@ export function uncontendedSection(results: Results, charts: Chart[]): string[] 
           fmtNum(x.opsPerSecond),
           cpu(x.cpuPerPair),
         ]),
+        r.parallel.serverCpuPerPair === undefined ? '–' : `${fmtNum(r.parallel.serverCpuPerPair, 1)} µs`,
       ]),
     ),
     chartLink(charts, 'uncontended.svg'),

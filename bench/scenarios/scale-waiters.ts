@@ -226,7 +226,7 @@ export async function waitersCell(
       for (let i = 0; i < workers.length; i++) {
         const old = workers[i]!;
         await old.kill();
-        pool[i] = await Worker.spawn(old.index);
+        pool[i] = await Worker.spawn(old.index, { gc: true });
         respawned++;
       }
       log(

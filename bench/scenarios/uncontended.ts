@@ -9,6 +9,12 @@ type Shape = Summary & {
   opsPerSecond: number;
   /** The worker process's CPU per acquire + release, µs. */
   cpuPerPair?: number;
+  /**
+   * Redis's CPU per pair, µs (INFO's used_cpu_user + used_cpu_sys around the phase; the bench's
+   * own server, nothing else on it): on two cores the pair costs about the client's CPU plus
+   * this one, so it is the half of the cost a client cannot cut.
+   */
+  serverCpuPerPair?: number;
 };
 
 export type UncontendedResult = Measured<{
@@ -17,10 +23,11 @@ export type UncontendedResult = Measured<{
   rounds: { sequential: Shape; parallel: Shape }[];
 }>;
 
-const shape = (r: PairsResult): Shape => ({
+const shape = (r: PairsResult, serverCpu?: number): Shape => ({
   ...r.latency,
   opsPerSecond: r.pairs / r.seconds,
   cpuPerPair: (r.cpu * 1000) / r.pairs,
+  ...(serverCpu === undefined ? {} : { serverCpuPerPair: (serverCpu * 1000) / r.pairs }),
 });
 
 /**
@@ -63,14 +70,17 @@ export async function uncontended(ctx: Context): Promise<UncontendedResult> {
             warmup: cfg.warmupOps,
             count: cfg.sequentialOps,
           });
+          const before = await bench.counters();
           const par = await worker.call<PairsResult>({ ...base, lanes: cfg.inFlight, ms: cfg.parallelMs });
-          const result = { sequential: shape(seq), parallel: shape(par) };
+          const serverCpu = (await bench.counters()).cpu - before.cpu;
+          const result = { sequential: shape(seq), parallel: shape(par, serverCpu) };
           rounds.get(c.id)!.push(result);
           ctx.log(
             `  uncontended ${c.id} round ${round + 1}: 1 in flight p50 ${ms(result.sequential.p50)} ` +
               `(${result.sequential.opsPerSecond.toFixed(0)}/s, ${result.sequential.cpuPerPair?.toFixed(0)} µs CPU), ` +
               `${cfg.inFlight} in flight ${result.parallel.opsPerSecond.toFixed(0)}/s ` +
-              `(${result.parallel.cpuPerPair?.toFixed(0)} µs CPU per pair)`,
+              `(${result.parallel.cpuPerPair?.toFixed(0)} µs CPU per pair, ` +
+              `Redis ${result.parallel.serverCpuPerPair?.toFixed(1)} µs)`,
           );
         });
       }
@@ -79,6 +89,9 @@ export async function uncontended(ctx: Context): Promise<UncontendedResult> {
       ...medianSummary(list),
       opsPerSecond: median(list.map((r) => r.opsPerSecond)),
       cpuPerPair: median(list.map((r) => r.cpuPerPair ?? Number.NaN)),
+      ...(list[0]?.serverCpuPerPair === undefined
+        ? {}
+        : { serverCpuPerPair: median(list.map((r) => r.serverCpuPerPair ?? Number.NaN)) }),
     });
     const contenders = summaries(rounds, (list) => ({
       sequential: merge(list.map((r) => r.sequential)),
