@@ -83,7 +83,7 @@ export interface Spec<K = unknown, R = undefined> {
    * backend, a client without subscriptions): `acquire` is passed `join` and records the waiter
    * when it finds the lock held, with a record that lapses only after the retry hint its busy
    * reply gives, so the attempts the waiter makes anyway keep it and recording adds no round trip
-   * (the record's writes run inside those scripts, measured by bench/idle-records.ts at the tag bench-investigations-2026-11: docs/benchmarks-history.md).
+   * (the record's writes run inside those scripts, measured by bench/idle-records.ts at commit 4087520: docs/benchmarks-history.md).
    * One stored value for the whole wait, as for `registers`; `withdraw` forgets the record when
    * the waiter gives up (on every node of a quorum). Used where `grants` are not.
    */
