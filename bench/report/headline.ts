@@ -40,9 +40,10 @@ const OTHER_PRIMITIVE =
 export function headline(results: Results): string {
   const s = results.scenarios;
   // The peers' longer poll intervals belong to section 2b's chart, not the headline, and the
-  // other primitives to sections 2 and 2b: the headline compares mutexes.
+  // other primitives to sections 2 and 2b: the headline compares mutexes. A baseline build is
+  // compared with this tree in its own section ("This tree against ..."), not shown to users.
   const rows = results.contenders
-    .filter((c) => !/-poll-\d+ms$/.test(c.id) && !OTHER_PRIMITIVE.test(c.id))
+    .filter((c) => !/-poll-\d+ms$/.test(c.id) && !OTHER_PRIMITIVE.test(c.id) && !c.id.includes('-baseline-'))
     .map((c) => {
       if (c.unavailable !== undefined)
         return [c.label, `not run: ${c.unavailable}`, '', '', '', '', '', '', ''];
