@@ -272,8 +272,9 @@ export class Waiter<K = unknown, R = unknown> implements GrantListener, QueueWai
     const keys = this.#keys;
     const stored = this.#stored;
     // Recorded for inspection, and taken by an attempt that does not forget the record (a
-    // registering one, a grant's message): forget it, or inspection lists a holder as a waiter.
-    if (held && this.#grants !== undefined) this.#forgetRecord();
+    // registering one, a grant's message), or by a quorum's attempt that won on a majority while
+    // a node it lost on recorded it again: forget it, or inspection lists a holder as a waiter.
+    if (held && (this.#grants !== undefined || attempts.runnerFor(spec).replicated)) this.#forgetRecord();
     if (held) return;
     const withdraw = this.#grants === undefined ? spec.registers : spec.grants;
     if (this.#registered && withdraw !== undefined) {

@@ -168,6 +168,37 @@ describe(`inspection in quorum mode (${mode})`, () => {
       await Promise.all([lh.close(), other.close()]);
     }
   });
+
+  test('a waiter that wins on a majority is not listed as waiting by the node it lost on', async () => {
+    // The race a CI run met: the waiter's winning attempt reached one node before the holder's
+    // release did, and that node recorded it as waiting again. Made certain here: the third node
+    // keeps a stranger's key, so the waiter wins on two nodes and is recorded on the third.
+    const prefix = uniquePrefix('inq');
+    const options = {
+      nodes: [...masters.urls],
+      driver: testDriver,
+      notifications: testNotifications,
+      prefix,
+      ttl: 3_000,
+      ...(tracking ? {} : { retryDelay: 20 }),
+    };
+    const lh = await Leasehold.connect(options);
+    const other = await Leasehold.connect(options);
+    try {
+      const owners = async () => (await lh.inspect('q:race'))?.waiters?.map((w) => w.owner).join();
+      const lease = await lh.acquire('q:race', { owner: 'holder' });
+      const third = masters.servers[2]!;
+      await command(third.port, ['SET', lockKey(prefix, 'q:race'), 'stranger', 'PX', '60000']);
+      const served = other.acquire('q:race', { owner: 'patient', timeout: 5_000 });
+      await waitFor(async () => (await owners()) === 'patient');
+      await lease.release();
+      const next = await served;
+      await waitFor(async () => (await owners()) === '');
+      await next.release();
+    } finally {
+      await Promise.all([lh.close(), other.close()]);
+    }
+  });
 });
 
 /** Polls an inspection until `check` holds (no event says when Redis shows a change). */
