@@ -24,6 +24,8 @@ export interface LeaseCore {
    * that long, and whoever waits learns when they end. Resolves true when this holder still held it.
    */
   hold(lease: Lease, ms: number): Promise<boolean>;
+  /** Notes, best effort, when a holder that waited got the lease (Lease.notedAt) for inspection. */
+  note?(lease: Lease): void;
   /**
    * Whether a dropped connection that served the keys `affects` marks loses a lease on `key`
    * (a key majority loses it only past what its majority can spare). Default: `affects(key)`.
@@ -121,6 +123,11 @@ export class Lease {
   renewing = false;
   /** @internal A change was signalled while renewing: verify again right after. */
   recheck = false;
+  /**
+   * @internal When this holder got the lease after waiting (epoch ms, this clock), noted in Redis
+   * for inspection (src/scripts/note-granted.lua); undefined when its first attempt got it.
+   */
+  notedAt: number | undefined = undefined;
 
   /** @internal */
   constructor(init: LeaseInit) {

@@ -208,9 +208,11 @@ function holderLine(h: Holder): string {
   if (h.permits !== undefined) parts.push(`${h.permits} permit${h.permits === 1 ? '' : 's'}`);
   if (h.fencingToken !== undefined) parts.push(`fencing token ${h.fencingToken}`);
   parts.push(h.ttlLeft < 0 ? 'no TTL (the key never expires!)' : `${formatMs(h.ttlLeft)} left`);
-  // The stored stamp is when the holder began to ask (a waiter's value is fixed for its whole wait
-  // so that a grant can name it): no server-side grant time exists to show beside it.
-  if (h.since !== undefined) parts.push(`asked ${at(h.since)}`);
+  // When it got the lease, and when it began to ask: the same moment for a holder whose first
+  // attempt got it (no grant note: src/base/grant-notes.ts).
+  if (h.grantedAt !== undefined && h.since !== undefined && h.grantedAt > h.since) {
+    parts.push(`granted ${at(h.grantedAt)}`, `asked ${at(h.since)}`);
+  } else if (h.since !== undefined) parts.push(`granted ${at(h.since)} at its first attempt`);
   parts.push(`token ${h.token}`);
   return `${h.owner ?? '(no owner recorded)'}: ${parts.join(', ')}`;
 }

@@ -10,8 +10,8 @@ import { followLimit, formatMs } from './values.ts';
 export const topHelp = `Usage: leasehold top [<name-prefix>] [options]
 
 A live view of the busiest names under <name-prefix> (every name when left out): each name's
-primitive, holder (owner), ASKED (how long ago the holder began to ask: one that waited got the
-lease later), remaining TTL, fencing token and waiters (WAIT counts processes:
+primitive, holder (owner), HELD (how long ago the holder got the lease; leasehold status also
+says when it began to ask), remaining TTL, fencing token and waiters (WAIT counts processes:
 only each process's first caller for a name registers). Updated from
 invalidation pushes (CLIENT TRACKING BCAST on the prefix): only the names a push names are read
 again, and nothing is sent to Redis while nothing changes. Read-only. Ctrl-C (or q) stops.
@@ -102,7 +102,7 @@ export function row(entry: LiveEntry): Record<string, unknown> {
     changes: entry.changes,
     holders: inspection.holders.map((h) => ({
       ...h,
-      age: h.since === undefined ? undefined : Date.now() - h.since,
+      age: h.grantedAt === undefined ? undefined : Date.now() - h.grantedAt,
     })),
   };
 }
@@ -180,7 +180,7 @@ class Screen {
       `leasehold top  ${this.#names === '' ? '(every name)' : this.#names}  ${entries.length} names  ` +
         `mode ${this.#view.mode}  ${new Date().toISOString().slice(11, 19)}  (q quits)`,
       '',
-      pad(['NAME', 'KIND', 'HOLDER', 'ASKED', 'TTL', 'FENCE', 'WAIT', 'CHG']),
+      pad(['NAME', 'KIND', 'HOLDER', 'HELD', 'TTL', 'FENCE', 'WAIT', 'CHG']),
     ];
     const room = Math.max(1, rows - lines.length - 8);
     for (const entry of entries.slice(0, room)) lines.push(line(entry));
@@ -216,7 +216,7 @@ function line(entry: LiveEntry): string {
         : (first.owner ?? '?');
   const held = copies(i);
   const where = held === undefined ? '' : ` [${held.on}/${held.of}${held.on < held.of ? ' !' : ''}]`;
-  const age = first?.since === undefined ? '-' : formatMs(Math.max(0, Date.now() - first.since));
+  const age = first?.grantedAt === undefined ? '-' : formatMs(Math.max(0, Date.now() - first.grantedAt));
   const ttl =
     first === undefined ? '-' : first.ttlLeft < 0 ? 'none' : formatMs(Math.max(0, first.ttlLeft - elapsed));
   const fence = String(first?.fencingToken ?? i.lastFencingToken);

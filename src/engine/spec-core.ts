@@ -1,9 +1,11 @@
+import { noteMember, notesKey } from '../base/grant-notes.ts';
 import { toFence } from '../base/replies.ts';
 import type { ScriptCall } from '../driver/types.ts';
 import type { Lease, LeaseCore } from '../lease.ts';
 import type { AcquireOp, ExtendOp, Grant, Runner } from '../runners/runner.ts';
+import { scripts } from '../scripts/index.ts';
 import { confirmed } from './give-backs.ts';
-import { calls, grantOf, type Spec } from './spec.ts';
+import { calls, grantOf, ms, type Spec } from './spec.ts';
 import { traceRelease } from './tracing.ts';
 
 /** Gives keys back now, and again once Redis answers if it does not confirm (GiveBacks). */
@@ -125,7 +127,23 @@ export class SpecCore<K, R> implements LeaseCore {
       return mine.find((result) => result instanceof Error) ?? true;
     });
     this.#giveBackLost(items, outcomes, sizes);
+    // A note lives a ttl past its last renewal: renewed, it lives on (note-granted.lua).
+    for (const [i, { lease }] of items.entries()) if (outcomes[i] === true) this.note(lease);
     return outcomes;
+  }
+
+  /**
+   * Notes when a holder that waited got the lease, beside each key it holds (note-granted.lua).
+   * Best effort and off the caller's path: a note lost leaves inspection showing when it asked.
+   */
+  note(lease: Lease): void {
+    const at = lease.notedAt;
+    if (at === undefined) return;
+    const { key, also } = this.#spec.holding(this.#keys(lease));
+    const args = [noteMember(lease.token, at), ms(lease.ttl)];
+    const note = (held: string) => ({ script: scripts.noteGranted, keys: [notesKey(held)], args });
+    const notes = also === undefined ? [note(key)] : [note(key), ...also.map(note)];
+    this.#runner.release(notes).catch(() => {});
   }
 
   /**

@@ -175,7 +175,10 @@ function mergeQuorum(
     }
     const agreed = [...votes].find(([, count]) => count >= majority)?.[0];
     const first = copies[0] as Holder;
-    holders.push({ ...first, ttlLeft: ttls[majority - 1] ?? first.ttlLeft, fencingToken: agreed });
+    // A node the grant note missed says when it asked: the latest is the note.
+    const noted = copies.map((h) => h.grantedAt ?? Number.NEGATIVE_INFINITY);
+    const grantedAt = Math.max(...noted) === Number.NEGATIVE_INFINITY ? first.grantedAt : Math.max(...noted);
+    holders.push({ ...first, grantedAt, ttlLeft: ttls[majority - 1] ?? first.ttlLeft, fencingToken: agreed });
   }
   const last = maxOf(nodes.map((n) => n.lastFencingToken));
   return { name, primitive, holders, ...quorumWaiters(views), lastFencingToken: last, nodes };

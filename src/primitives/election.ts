@@ -114,6 +114,7 @@ export const electionInspection: InspectionSpec<keyof ElectionKeys> = {
   script: loadScript('inspect-election'),
   keys: ['leader', 'fence', 'candidates'],
   state: ['leader', 'fence', 'candidates'],
+  held: ['leader'],
   parse(name, r) {
     const token = optionalText(r[2]);
     if (optionalText(r[1]) === undefined && token === undefined) return undefined;

@@ -38,6 +38,7 @@ export const fairInspection: InspectionSpec<keyof FairKeys> = {
   script: loadScript('inspect-fair'),
   keys: ['lock', 'fence', 'queue', 'deadlines'],
   state: ['lock', 'fence', 'queue', 'deadlines'],
+  held: ['lock'],
   parse(name, r) {
     const now = num(r[0]);
     const value = optionalText(r[2]);

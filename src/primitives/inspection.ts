@@ -10,6 +10,13 @@ export interface Holder {
   /** When the holder asked for the lease (epoch ms by its own clock; for a fair lock or a
    * waiting writer, when it joined the line). */
   since: number | undefined;
+  /**
+   * When the holder got the lease (epoch ms by its own clock). A holder that waited notes it in
+   * Redis as it gets the lease (src/scripts/note-granted.lua); one whose first attempt got it
+   * notes nothing, and this is `since`, which that attempt carried. Equal to `since`, then, for
+   * a holder that did not wait, and for one whose note did not reach Redis (docs/inspection.md).
+   */
+  grantedAt: number | undefined;
   /** Remaining TTL in ms by Redis's clock (-1: the key has no TTL). */
   ttlLeft: number;
   /** The holder's fencing token, where Redis records it (a mutex, fair lock, writer, leader);
@@ -100,6 +107,8 @@ export interface InspectionSpec<R extends string> {
    * names by them, and `top` and the dashboard read a name again when one changes (its waiters too).
    */
   readonly state: readonly R[];
+  /** The roles whose keys holders hold: grant notes live beside them (src/base/grant-notes.ts). */
+  readonly held: readonly R[];
   /** The reply, `{now (server ms), ...}`, as an Inspection; undefined when nothing exists. */
   parse(name: string, reply: readonly unknown[]): Inspection | undefined;
 }
@@ -120,7 +129,7 @@ export function pairs(v: unknown): [string, number][] {
 /** A holder from its stored value (src/base/owner.ts). */
 export function holder(value: string, ttlLeft: number, fencingToken: bigint | undefined): Holder {
   const { token, owner, since } = parseStamp(value);
-  return { owner, since, ttlLeft, fencingToken, token };
+  return { owner, since, grantedAt: since, ttlLeft, fencingToken, token };
 }
 
 /**

@@ -112,6 +112,7 @@ export const mutexInspection: InspectionSpec<'lock' | 'fence' | 'waiters' | 'mul
   script: loadScript('inspect-mutex'),
   keys: ['lock', 'fence', 'waiters', 'multi', 'recorded'],
   state: ['lock', 'fence', 'waiters', 'multi', 'recorded'],
+  held: ['lock'],
   parse(name, r) {
     const value = optionalText(r[1]);
     const multi = num(r[7]) || 0;

@@ -52,6 +52,7 @@ export const rwInspection: InspectionSpec<keyof RwKeys> = {
   script: loadScript('inspect-rwlock'),
   keys: ['writer', 'readers', 'waiting', 'fence', 'readQueue'],
   state: ['writer', 'readers', 'waiting', 'fence', 'readQueue'],
+  held: ['writer', 'readers'],
   parse(name, r) {
     const now = num(r[0]);
     const writer = optionalText(r[2]);

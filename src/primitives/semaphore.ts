@@ -27,6 +27,7 @@ export const semaphoreInspection: InspectionSpec<'set' | 'fence' | 'released' | 
   script: loadScript('inspect-semaphore'),
   keys: ['set', 'fence', 'waiters'],
   state: ['set', 'fence', 'waiters'],
+  held: ['set'],
   parse(name, r) {
     const now = num(r[0]);
     const members = pairs(r[3]);

@@ -71,4 +71,6 @@ export const scripts = {
   fenceRaise: loadScript('fence-raise'),
   canary: loadScript('canary'),
   quorumRestore: loadScript('quorum-restore'),
+  noteGranted: loadScript('note-granted'),
+  inspectGranted: loadScript('inspect-granted'),
 };

@@ -1,6 +1,6 @@
 // More of the calls test/integration/memory-scripts.test.ts runs (script-steps.ts holds the rest
-// and the helpers): elections, and what the jobs features add: a fair lock kept taken after its
-// release (minHold) and the records of lh.idempotent.
+// and the helpers): elections, what the jobs features add (a fair lock kept taken after its
+// release, minHold; the records of lh.idempotent) and grant notes.
 import { c, MARK, type Step, s, TTL } from './script-steps.ts';
 
 const el = ['el', 'el:fence', 'el:log', MARK];
@@ -87,4 +87,16 @@ export const jobSteps: Step[] = [
   c('DEL', 'ik'),
   s('idempotent-end', idem, 'v1', 'done', '1', 60_000),
   s('idempotent-read', idem),
+];
+
+/** Grant notes: when a holder that waited got its lease (note-granted.lua, inspect-granted.lua). */
+export const noteSteps: Step[] = [
+  s('note-granted', ['gn:granted'], 't1~kx0', TTL),
+  s('note-granted', ['gn:granted', 'gm:granted'], 't2~kx1', TTL),
+  s('note-granted', ['gn:granted'], 't1~kx0', TTL * 2),
+  c('ZCARD', 'gn:granted'),
+  c('ZRANGE', 'gm:granted', 0, -1),
+  s('inspect-granted', ['gn:granted', 'gm:granted'], 't1', 't2', 'nobody'),
+  s('inspect-granted', ['gm:granted'], 't1'),
+  s('inspect-granted', ['none:granted'], 't1'),
 ];

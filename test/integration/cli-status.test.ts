@@ -73,7 +73,7 @@ describe(`leasehold status, every primitive (${mode})`, () => {
     assert.match(
       text,
       new RegExp(
-        `holder +alpha: fencing token ${lease.fencingToken}, [\\d.]+ s left, asked \\d{4}-[\\d-]+T[\\d:.]+Z \\(`,
+        `holder +alpha: fencing token ${lease.fencingToken}, [\\d.]+ s left, granted \\d{4}-[\\d-]+T[\\d:.]+Z \\([\\d.]+ m?s ago\\) at its first attempt, token`,
       ),
     );
     assert.match(text, /waiters +none \(a waiter is listed once it registers for a direct grant/);

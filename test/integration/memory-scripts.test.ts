@@ -15,7 +15,7 @@ import { MemoryBackend } from '../../src/index.ts';
 import { MemoryDriver } from '../../src/memory/driver.ts';
 import { uniquePrefix, useRedis } from '../harness/leasehold.ts';
 import { steps } from '../harness/script-steps.ts';
-import { electionSteps, jobSteps } from '../harness/script-steps-more.ts';
+import { electionSteps, jobSteps, noteSteps } from '../harness/script-steps-more.ts';
 import { redisServerVersion, serverTrackingRule } from '../harness/server-binary.ts';
 
 const redis = useRedis();
@@ -130,7 +130,7 @@ test(`the memory backend runs every Lua script as ${redisServerVersion()} does: 
   try {
     await tracked.sendCommand(['CLIENT', 'TRACKING', 'ON', 'NOLOOP']);
     const covered = new Set<string>();
-    for (const [i, step] of [...steps, ...electionSteps, ...jobSteps].entries()) {
+    for (const [i, step] of [...steps, ...electionSteps, ...jobSteps, ...noteSteps].entries()) {
       const where = `step ${i} ${JSON.stringify({ ...step, source: undefined })}`;
       let onRedis: unknown;
       let inMemory: unknown;

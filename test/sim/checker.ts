@@ -19,6 +19,7 @@ import {
   SEMAPHORE_LIMIT,
   type Target,
   waiterKeys,
+  waitingWriters,
 } from './targets.ts';
 
 export interface Wait {
@@ -240,10 +241,20 @@ export class Checker {
     const owner = head === undefined ? undefined : ownerOf(head).split('.')[0];
     const first = this.#init.processes.find((p) => p.owner === owner);
     if (first !== undefined && !live_(first)) free = 0;
+    // So does a read-write lock's writer preference: waiting writers that cannot take their turn
+    // keep readers out until their registrations lapse (docs/rwlock.md). A live one takes the
+    // lock on its own next attempt, as does a live writer that waits: readers are kept out by
+    // contract only while every registered waiting writer is paused, cut off or gone.
+    const writers = waitingWriters(this.#init.server, target).map((value) => {
+      const process = ownerOf(value).split('.')[0];
+      return this.#init.processes.find((p) => p.owner === process);
+    });
+    const readersOut = writers.length > 0 && writers.every((p) => p !== undefined && !live_(p));
     const live = [...this.#waits].some(
       (w) =>
         w.ask.target.name === name &&
         live_(w.process) &&
+        !(readersOut && w.ask.role === 'read') &&
         (target.kind !== 'semaphore' || w.ask.permits <= free),
     );
     if (free <= 0 || !live) {

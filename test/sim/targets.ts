@@ -94,6 +94,23 @@ export function holdersOnServer(server: SimServer, target: Target): Map<string, 
 }
 
 /**
+ * A read-write lock's waiting writers whose registrations have not lapsed: writer preference keeps
+ * readers out while any is registered, a writer that stops responding until its registration
+ * lapses, at most its ttl (docs/rwlock.md).
+ */
+export function waitingWriters(server: SimServer, target: Target): string[] {
+  if (target.kind !== 'rwlock') return [];
+  const entry = server.entry(rwLayout.keys(PREFIX, target.name).waiting);
+  if (entry === undefined || !(entry.value instanceof SortedSet)) return [];
+  const now = performance.now() + server.offset;
+  if (entry.expiresAt !== undefined && entry.expiresAt <= now) return [];
+  return entry.value
+    .range(0, -1)
+    .filter(({ score }) => score > now)
+    .map(({ member }) => member);
+}
+
+/**
  * A fair lock's first in line, as Redis keeps it (undefined when the line is empty): a waiter that
  * stops responding keeps that place until its deadline (docs/fair-lock.md), whoever waits behind.
  */

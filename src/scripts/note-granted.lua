@@ -1,0 +1,29 @@
+-- A holder that waited notes when it got its lease, for inspection (lh.inspect, leasehold status
+-- and top, the dashboard): its stored value says when it began to ask, which is when it got the
+-- lease only for a holder whose first attempt got it (those note nothing: the uncontended path
+-- pays no command). Sent by the holder right after it got the lease and again after each
+-- renewal, so that a note lives as long as its lease and one ttl more; nothing removes it at
+-- release: a note names its own holder's token, which no later holder has.
+-- KEYS     the notes of the keys the lease holds (`<key>:granted`, src/base/grant-notes.ts):
+--          sorted sets, member "<token>~<when it got the lease, epoch ms of its own clock, base
+--          36>", score = when the note lapses (server ms)
+-- ARGV[1]  the member
+-- ARGV[2]  the lease's ttl in ms
+-- Returns  0
+-- The set is written last, never last read (as includes/record-waiter.lua): no tracking rule
+-- leaves the holder's connection listening to it.
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lapse = now + tonumber(ARGV[2])
+for i = 1, #KEYS do
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)
+  local last = redis.call('ZRANGE', KEYS[i], -1, -1, 'WITHSCORES')
+  redis.call('ZADD', KEYS[i], lapse, ARGV[1])
+  -- The set lives as long as its longest note.
+  local keep = lapse
+  if last[2] and tonumber(last[2]) > keep then
+    keep = tonumber(last[2])
+  end
+  redis.call('PEXPIREAT', KEYS[i], string.format('%.0f', keep))
+end
+return 0
