@@ -14,10 +14,18 @@ export class Owed {
   #send: (() => Promise<unknown>) | undefined;
   /** The give-back on its way, if any: a second settle waits for it instead of racing it. */
   #settling: Promise<void> | undefined;
+  /** The wait ended (end()): where a debt owed from now on goes. */
+  #ended: ((send: () => Promise<unknown>) => void) | undefined;
 
-  /** An attempt got no reply: `send` gives back what it may have taken (the same every time). */
+  /**
+   * An attempt got no reply: `send` gives back what it may have taken (the same every time). One
+   * still on its way when the wait ended (a timeout, an abort) fails after end(): its debt goes
+   * where end() sent the rest, or the name stayed taken for the key's TTL (the simulation's seed
+   * 553: a reader's attempt cut off by a dropped connection after its caller had timed out).
+   */
   owe(send: () => Promise<unknown>): void {
-    this.#send = send;
+    if (this.#ended !== undefined) this.#ended(send);
+    else this.#send = send;
   }
 
   /**
@@ -50,8 +58,12 @@ export class Owed {
     }
   }
 
-  /** The wait ended without a lease: what is still owed goes to `giveBack`, to be sent until confirmed. */
+  /**
+   * The wait ended: what is still owed, and what an attempt still on its way comes to owe, goes
+   * to `giveBack` (to be sent until confirmed; dropped by a wait that holds the lease under it).
+   */
   end(giveBack: (send: () => Promise<unknown>) => void): void {
+    this.#ended = giveBack;
     const send = this.#send;
     this.#send = undefined;
     if (send !== undefined) giveBack(send);

@@ -74,3 +74,14 @@ test('Owed: a debt owed while a settle is on its way is sent too before settle r
   owed.end((s) => handed.push(s));
   assert.deepEqual(handed, []);
 });
+
+test('Owed: a debt owed after the wait ended goes where end() sent the rest', async () => {
+  const owed = new Owed();
+  const handed: unknown[] = [];
+  owed.end((s) => handed.push(s));
+  // An attempt still on its way when its caller timed out, whose reply the connection then lost.
+  const late = async () => {};
+  owed.owe(late);
+  assert.deepEqual(handed, [late], 'handed on at once: no later end() would send it');
+  assert.equal(owed.unsettled, false);
+});
