@@ -24,7 +24,7 @@ export interface LeaseCore {
    * that long, and whoever waits learns when they end. Resolves true when this holder still held it.
    */
   hold(lease: Lease, ms: number): Promise<boolean>;
-  /** Notes, best effort, when a holder that waited got the lease (Lease.notedAt) for inspection. */
+  /** Notes, best effort, when a holder that waited got the lease (Lease.noted) for inspection. */
   note?(lease: Lease): void;
   /**
    * Whether a dropped connection that served the keys `affects` marks loses a lease on `key`
@@ -123,11 +123,9 @@ export class Lease {
   renewing = false;
   /** @internal A change was signalled while renewing: verify again right after. */
   recheck = false;
-  /**
-   * @internal When this holder got the lease after waiting (epoch ms, this clock), noted in Redis
-   * for inspection (src/scripts/note-granted.lua); undefined when its first attempt got it.
-   */
-  notedAt: number | undefined = undefined;
+  /** @internal When a holder that waited got it (`at`, epoch ms) and its note last went out
+   * (`sent`, monotonic): src/scripts/note-granted.lua. Undefined when its first attempt got it. */
+  noted: { readonly at: number; sent: number } | undefined = undefined;
 
   /** @internal */
   constructor(init: LeaseInit) {

@@ -1,3 +1,4 @@
+import { monotonic } from '../base/clock.ts';
 import { noteMember, notesKey } from '../base/grant-notes.ts';
 import { toFence } from '../base/replies.ts';
 import type { ScriptCall } from '../driver/types.ts';
@@ -127,20 +128,26 @@ export class SpecCore<K, R> implements LeaseCore {
       return mine.find((result) => result instanceof Error) ?? true;
     });
     this.#giveBackLost(items, outcomes, sizes);
-    // A note lives a ttl past its last renewal: renewed, it lives on (note-granted.lua).
-    for (const [i, { lease }] of items.entries()) if (outcomes[i] === true) this.note(lease);
+    // A note lapses a ttl after it was sent: renewed, it lives on (note-granted.lua).
+    for (const [i, { lease }] of items.entries()) if (outcomes[i] === true) this.note(lease, true);
     return outcomes;
   }
 
   /**
    * Notes when a holder that waited got the lease, beside each key it holds (note-granted.lua).
    * Best effort and off the caller's path: a note lost leaves inspection showing when it asked.
+   * A renewal sends it again unless the last went out within a quarter of the TTL: a grant's
+   * claim, its first extension, comes moments after the note; renewals, a third of the TTL apart,
+   * each send it.
    */
-  note(lease: Lease): void {
-    const at = lease.notedAt;
-    if (at === undefined) return;
+  note(lease: Lease, renewal = false): void {
+    const noted = lease.noted;
+    if (noted === undefined) return;
+    const now = monotonic();
+    if (renewal && now - noted.sent < lease.ttl / 4) return;
+    noted.sent = now;
     const { key, also } = this.#spec.holding(this.#keys(lease));
-    const args = [noteMember(lease.token, at), ms(lease.ttl)];
+    const args = [noteMember(lease.token, noted.at), ms(lease.ttl)];
     const note = (held: string) => ({ script: scripts.noteGranted, keys: [notesKey(held)], args });
     const notes = also === undefined ? [note(key)] : [note(key), ...also.map(note)];
     this.#runner.release(notes).catch(() => {});

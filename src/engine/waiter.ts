@@ -112,7 +112,7 @@ export class Waiter<K = unknown, R = unknown> implements GrantListener, QueueWai
   resolve(lease: Lease): void {
     // Its stored value says when it asked: one that waited notes when it got the lease.
     if (this.#tries > 1) {
-      lease.notedAt = Date.now();
+      lease.noted = { at: Date.now(), sent: Number.NEGATIVE_INFINITY };
       this.#attempts.coreFor(this.#spec).note?.(lease);
     }
     this.#finish?.(lease, undefined);
