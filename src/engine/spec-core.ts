@@ -1,12 +1,10 @@
-import { monotonic } from '../base/clock.ts';
-import { noteMember, notesKey } from '../base/grant-notes.ts';
 import { toFence } from '../base/replies.ts';
 import type { ScriptCall } from '../driver/types.ts';
 import type { Lease, LeaseCore } from '../lease.ts';
 import type { AcquireOp, ExtendOp, Grant, Runner } from '../runners/runner.ts';
-import { scripts } from '../scripts/index.ts';
 import { confirmed } from './give-backs.ts';
-import { calls, grantOf, ms, type Spec } from './spec.ts';
+import { GrantNotes } from './grant-notes.ts';
+import { calls, grantOf, type Spec } from './spec.ts';
 import { traceRelease } from './tracing.ts';
 
 /** Gives keys back now, and again once Redis answers if it does not confirm (GiveBacks). */
@@ -76,6 +74,7 @@ export class SpecCore<K, R> implements LeaseCore {
   readonly #prefix: string;
   readonly #wake: (key: string) => void;
   readonly #giveBack: GiveBack;
+  readonly #notes: GrantNotes;
 
   constructor(
     spec: Spec<K, R>,
@@ -89,6 +88,7 @@ export class SpecCore<K, R> implements LeaseCore {
     this.#prefix = prefix;
     this.#wake = wake;
     this.#giveBack = giveBack;
+    this.#notes = new GrantNotes(runner, (lease) => spec.holding(this.#keys(lease)));
   }
 
   lostWith(key: string, affects: (key: string) => boolean): boolean {
@@ -128,29 +128,15 @@ export class SpecCore<K, R> implements LeaseCore {
       return mine.find((result) => result instanceof Error) ?? true;
     });
     this.#giveBackLost(items, outcomes, sizes);
-    // A note lapses a ttl after it was sent: renewed, it lives on (note-granted.lua).
-    for (const [i, { lease }] of items.entries()) if (outcomes[i] === true) this.note(lease, true);
+    for (const [i, { lease }] of items.entries()) {
+      if (outcomes[i] === true && lease.noted !== undefined) this.#notes.renewed(lease);
+    }
     return outcomes;
   }
 
-  /**
-   * Notes when a holder that waited got the lease, beside each key it holds (note-granted.lua).
-   * Best effort and off the caller's path: a note lost leaves inspection showing when it asked.
-   * A renewal sends it again unless the last went out within a quarter of the TTL: a grant's
-   * claim, its first extension, comes moments after the note; renewals, a third of the TTL apart,
-   * each send it.
-   */
-  note(lease: Lease, renewal = false): void {
-    const noted = lease.noted;
-    if (noted === undefined) return;
-    const now = monotonic();
-    if (renewal && now - noted.sent < lease.ttl / 4) return;
-    noted.sent = now;
-    const { key, also } = this.#spec.holding(this.#keys(lease));
-    const args = [noteMember(lease.token, noted.at), ms(lease.ttl)];
-    const note = (held: string) => ({ script: scripts.noteGranted, keys: [notesKey(held)], args });
-    const notes = also === undefined ? [note(key)] : [note(key), ...also.map(note)];
-    this.#runner.release(notes).catch(() => {});
+  /** A holder that waited got `lease`: its grant note (GrantNotes). */
+  note(lease: Lease): void {
+    this.#notes.granted(lease);
   }
 
   /**

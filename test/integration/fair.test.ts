@@ -82,7 +82,7 @@ describe(`fair lock (${mode})`, () => {
     const used = (await calls()) - before;
     // The release (which grants the lock), the grantee's claim (its first extension: a grant
     // holds the lock for the claim window only) and its grant note (when it got the lock, for
-    // inspection: note-granted.lua), and the one attempt of the waiter the release woke next in
+    // inspection: note-granted.lua, 50 ms on), and the one attempt of the waiter the release woke next in
     // line (it learns when that window ends, in case the claim never comes); one more when a
     // waiter's registration refresh falls in the window. Not one attempt per waiter.
     assert.ok(used <= 5, `${used} scripts ran for one hand-over with 6 more waiting`);

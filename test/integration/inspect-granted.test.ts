@@ -16,6 +16,7 @@ import {
   useRedis,
 } from '../harness/leasehold.ts';
 import { type Masters, startMasters } from '../harness/masters.ts';
+import { until } from '../harness/poll.ts';
 import { PgDatabase } from '../harness/postgres.ts';
 import { command } from '../harness/resp.ts';
 
@@ -41,7 +42,15 @@ async function waited(
   const freed = Date.now();
   await held.release();
   const lease = await next;
-  const h = read(await lh.inspect(name));
+  // The note goes out NOTE_DELAY (50 ms) after the grant, if the holder still holds it.
+  const h = await until(
+    `${name}: the note`,
+    async () => {
+      const seen = read(await lh.inspect(name));
+      return seen?.grantedAt !== seen?.since && seen;
+    },
+    { timeout: 2_000, interval: 10 },
+  );
   assert.equal(h?.token, lease.token, `${name}: the new holder`);
   assert.ok(h?.since !== undefined && h.since >= asked - 1 && h.since < freed, `${name}: since ${h?.since}`);
   assert.ok(
