@@ -209,7 +209,7 @@ function holderLine(h: Holder): string {
   if (h.fencingToken !== undefined) parts.push(`fencing token ${h.fencingToken}`);
   parts.push(h.ttlLeft < 0 ? 'no TTL (the key never expires!)' : `${formatMs(h.ttlLeft)} left`);
   // When it got the lease, and when it began to ask: the same moment for a holder whose first
-  // attempt got it (no grant note: src/base/grant-notes.ts).
+  // attempt got it (no grant note: src/base/grant-note-format.ts).
   if (h.grantedAt !== undefined && h.since !== undefined && h.grantedAt > h.since) {
     parts.push(`granted ${at(h.grantedAt)}`, `asked ${at(h.since)}`);
   } else if (h.since !== undefined) parts.push(`granted ${at(h.since)} at its first attempt`);

@@ -1,5 +1,5 @@
 import { monotonic } from '../base/clock.ts';
-import { noteMember, notesKey } from '../base/grant-notes.ts';
+import { noteMember, notesKey } from '../base/grant-note-format.ts';
 import type { ScriptCall } from '../driver/types.ts';
 import type { Lease } from '../lease.ts';
 import type { Runner } from '../runners/runner.ts';

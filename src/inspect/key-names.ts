@@ -1,4 +1,4 @@
-import { notesKey } from '../base/grant-notes.ts';
+import { notesKey } from '../base/grant-note-format.ts';
 import { PRIMITIVES, type Primitive } from '../options/inspect.ts';
 import { REGISTRY } from '../primitives/registry.ts';
 
@@ -19,7 +19,7 @@ export function inspectionKeys(prefix: string, name: string, primitive: Primitiv
 const BY_SUFFIX = new Map<string, Primitive>(
   PRIMITIVES.flatMap((p) => {
     const { layout, inspection } = REGISTRY[p];
-    // Grant notes too (src/base/grant-notes.ts): `top` and the dashboard read a name again when
+    // Grant notes too (src/base/grant-note-format.ts): `top` and the dashboard read a name again when
     // a holder that waited notes when it got it; list() reads it and leaves it out unless live.
     const notes = inspection.held.map((role) => [notesKey(layout.tail(role)).slice(1), p] as const);
     return [...inspection.state.map((role) => [layout.suffixes[role]!, p] as const), ...notes];

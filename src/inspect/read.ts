@@ -1,4 +1,4 @@
-import { notesKey, readNotes } from '../base/grant-notes.ts';
+import { notesKey, readNotes } from '../base/grant-note-format.ts';
 import type { Driver } from '../driver/types.ts';
 import { RedisCommandError } from '../errors.ts';
 import type { Inspection } from '../primitives/inspection.ts';

@@ -107,7 +107,7 @@ export interface InspectionSpec<R extends string> {
    * names by them, and `top` and the dashboard read a name again when one changes (its waiters too).
    */
   readonly state: readonly R[];
-  /** The roles whose keys holders hold: grant notes live beside them (src/base/grant-notes.ts). */
+  /** The roles whose keys holders hold: grant notes live beside them (src/base/grant-note-format.ts). */
   readonly held: readonly R[];
   /** The reply, `{now (server ms), ...}`, as an Inspection; undefined when nothing exists. */
   parse(name: string, reply: readonly unknown[]): Inspection | undefined;
