@@ -73,6 +73,9 @@ any other run writes bench/results/last.tmp.json only.
   --docs | --no-docs      write (or not) docs/benchmarks.md, its charts and README's table
   --report=results.json   only rewrite the docs from saved results
   -h, --help              this text
+
+  BENCH_LOW_LATENCY_INTERVAL=<ms>  the low-latency contenders' PING interval (default 2, as
+                          lowLatency: true)
 `;
 
 const bool = { type: 'boolean' } as const;

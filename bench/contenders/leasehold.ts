@@ -74,6 +74,9 @@ export const held = (lease: Lease): Held => ({
   },
 });
 
+/** The low-latency contenders' PING interval: `lowLatency: true`'s 2 ms unless BENCH_LOW_LATENCY_INTERVAL says. */
+const lowLatencyInterval = (): number => Number(process.env['BENCH_LOW_LATENCY_INTERVAL'] ?? 2);
+
 /**
  * leasehold with one of its drivers and default settings (notifications: 'tracking'); `baseline`:
  * the build of the commit given by `--baseline`, labelled with that commit; `lowLatency`: its
@@ -96,7 +99,11 @@ export function leasehold(
     // leasehold imports its client library lazily inside connect(), under its 5 s connectTimeout;
     // a cold import in a freshly started worker on a busy machine can take most of that.
     await import(driver === 'node-redis' ? 'redis' : 'ioredis');
-    const lh = await Leasehold.connect({ ...target, driver, ...(lowLatency ? { lowLatency: true } : {}) });
+    const lh = await Leasehold.connect({
+      ...target,
+      driver,
+      ...(lowLatency ? { lowLatency: { interval: lowLatencyInterval(), window: 1_000 } } : {}),
+    });
     return {
       // The default timeout is Infinity: acquire() itself waits as long as it takes.
       acquire: async (name, { ttl, signal }) =>
@@ -147,7 +154,9 @@ export function leasehold(
           renewal: 'every ttl / 3, batched',
           retryDelay: 100,
           ...(lowLatency
-            ? { lowLatency: 'true (a PING every 2 ms during the first 1000 ms of a wait)' }
+            ? {
+                lowLatency: `${lowLatencyInterval() === 2 ? 'true' : `{ interval: ${lowLatencyInterval()} }`} (a PING every ${lowLatencyInterval()} ms during the first 1000 ms of a wait)`,
+              }
             : {}),
         },
         ...(missing === undefined ? {} : { unavailable: missing }),
