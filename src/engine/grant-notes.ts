@@ -10,8 +10,8 @@ import { ms } from './spec.ts';
 /**
  * How long after a holder that waited got its lease its note goes out, if it still holds it. A
  * holder that lets go sooner (a busy handoff loop hands a lock on every millisecond) sends none:
- * sent at once, the note cost such a loop 4 % of its handoffs and a tenth on the gap's median
- * (docs/inspection.md, "Asked and granted"); inspection meanwhile says when it asked.
+ * sent at once, the note cost such a loop 4-5 % of its handoffs and 7-14 % on the gap's
+ * median (docs/inspection.md, "Asked and granted"); inspection meanwhile says when it asked.
  */
 export const NOTE_DELAY = 50;
 

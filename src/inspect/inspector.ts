@@ -176,8 +176,8 @@ function mergeQuorum(
     const agreed = [...votes].find(([, count]) => count >= majority)?.[0];
     const first = copies[0] as Holder;
     // A node the grant note missed says when it asked: the latest is the note.
-    const noted = copies.map((h) => h.grantedAt ?? Number.NEGATIVE_INFINITY);
-    const grantedAt = Math.max(...noted) === Number.NEGATIVE_INFINITY ? first.grantedAt : Math.max(...noted);
+    const times = copies.flatMap((h) => (h.grantedAt === undefined ? [] : [h.grantedAt]));
+    const grantedAt = times.length === 0 ? undefined : Math.max(...times);
     holders.push({ ...first, grantedAt, ttlLeft: ttls[majority - 1] ?? first.ttlLeft, fencingToken: agreed });
   }
   const last = maxOf(nodes.map((n) => n.lastFencingToken));
