@@ -61,6 +61,22 @@ async function waited(
   return lease;
 }
 
+/** `waited` on a mutex between two instances from `connect`, both closed after. */
+async function mutexOn(connect: () => Promise<Leasehold>, name: string): Promise<void> {
+  const [lh, other] = await Promise.all([connect(), connect()]);
+  try {
+    const lease = await waited(
+      lh,
+      name,
+      () => lh.acquire(name),
+      () => other.acquire(name, { owner: 'b' }),
+    );
+    await lease.release();
+  } finally {
+    await Promise.all([lh.close(), other.close()]);
+  }
+}
+
 describe(`when a holder got its lease (${mode})`, () => {
   test('a holder whose first attempt got it: granted when it asked, and no note written', async () => {
     const prefix = uniquePrefix('gr');
@@ -70,6 +86,19 @@ describe(`when a holder got its lease (${mode})`, () => {
     assert.equal(h?.grantedAt, h?.since);
     assert.equal(await command(redis.server.port, ['EXISTS', `${lockKey(prefix, 'at-once')}:granted`]), 0);
     await lease.release();
+  });
+
+  test('a holder that waited and let go within 50 ms writes no note', async () => {
+    const prefix = uniquePrefix('gr');
+    const lh = await redis.instance(prefix, 5_000);
+    const other = await redis.instance(prefix, 5_000);
+    const held = await lh.acquire('brief');
+    const next = other.acquire('brief', { owner: 'b' });
+    await sleep(50);
+    await held.release();
+    await (await next).release();
+    await sleep(150);
+    assert.equal(await command(redis.server.port, ['EXISTS', `${lockKey(prefix, 'brief')}:granted`]), 0);
   });
 
   test('every primitive: a holder that waited says when it asked and when it got the lease', async () => {
@@ -181,35 +210,11 @@ describe('when a holder got its lease: the memory backend, PostgreSQL and a quor
 
   test('the memory backend notes it as Redis does', async () => {
     const backend = new MemoryBackend();
-    const lh = await Leasehold.connect({ backend, ttl: 2_000 });
-    const other = await Leasehold.connect({ backend, ttl: 2_000 });
-    try {
-      const lease = await waited(
-        lh,
-        'mem',
-        () => lh.acquire('mem'),
-        () => other.acquire('mem', { owner: 'b' }),
-      );
-      await lease.release();
-    } finally {
-      await Promise.all([lh.close(), other.close()]);
-    }
+    await mutexOn(() => Leasehold.connect({ backend, ttl: 2_000 }), 'mem');
   });
 
   test('PostgreSQL notes it as Redis does', async () => {
-    const lh = await Leasehold.connect({ postgres: db.url, ttl: 2_000 });
-    const other = await Leasehold.connect({ postgres: db.url, ttl: 2_000 });
-    try {
-      const lease = await waited(
-        lh,
-        'pg',
-        () => lh.acquire('pg'),
-        () => other.acquire('pg', { owner: 'b' }),
-      );
-      await lease.release();
-    } finally {
-      await Promise.all([lh.close(), other.close()]);
-    }
+    await mutexOn(() => Leasehold.connect({ postgres: db.url, ttl: 2_000 }), 'pg');
   });
 
   test('a quorum notes it on its nodes; inspection says it once', async () => {
@@ -221,18 +226,6 @@ describe('when a holder got its lease: the memory backend, PostgreSQL and a quor
       ttl: 3_000,
       retryDelay: 20,
     };
-    const lh = await Leasehold.connect(options);
-    const other = await Leasehold.connect(options);
-    try {
-      const lease = await waited(
-        lh,
-        'q',
-        () => lh.acquire('q'),
-        () => other.acquire('q', { owner: 'b' }),
-      );
-      await lease.release();
-    } finally {
-      await Promise.all([lh.close(), other.close()]);
-    }
+    await mutexOn(() => Leasehold.connect(options), 'q');
   });
 });

@@ -127,8 +127,8 @@ describe(`inspection in quorum mode (${mode})`, () => {
     }
   });
 
-  test("a quorum's waiters: recorded on the nodes, listed once, gone when served or when they give up", async () => {
-    const prefix = uniquePrefix('inq');
+  /** Two instances on the quorum, under `prefix`. */
+  const quorumPair = (prefix: string) => {
     const options = {
       nodes: [...masters.urls],
       driver: testDriver,
@@ -137,8 +137,12 @@ describe(`inspection in quorum mode (${mode})`, () => {
       ttl: 3_000,
       ...(tracking ? {} : { retryDelay: 20 }),
     };
-    const lh = await Leasehold.connect(options);
-    const other = await Leasehold.connect(options);
+    return Promise.all([Leasehold.connect(options), Leasehold.connect(options)]);
+  };
+
+  test("a quorum's waiters: recorded on the nodes, listed once, gone when served or when they give up", async () => {
+    const prefix = uniquePrefix('inq');
+    const [lh, other] = await quorumPair(prefix);
     try {
       const owners = async () => (await lh.inspect('q:wait'))?.waiters?.map((w) => w.owner).join();
       const lease = await lh.acquire('q:wait', { owner: 'holder' });
@@ -174,16 +178,7 @@ describe(`inspection in quorum mode (${mode})`, () => {
     // release did, and that node recorded it as waiting again. Made certain here: the third node
     // keeps a stranger's key, so the waiter wins on two nodes and is recorded on the third.
     const prefix = uniquePrefix('inq');
-    const options = {
-      nodes: [...masters.urls],
-      driver: testDriver,
-      notifications: testNotifications,
-      prefix,
-      ttl: 3_000,
-      ...(tracking ? {} : { retryDelay: 20 }),
-    };
-    const lh = await Leasehold.connect(options);
-    const other = await Leasehold.connect(options);
+    const [lh, other] = await quorumPair(prefix);
     try {
       const owners = async () => (await lh.inspect('q:race'))?.waiters?.map((w) => w.owner).join();
       const lease = await lh.acquire('q:race', { owner: 'holder' });
