@@ -10,10 +10,13 @@ local wanted = {}
 for i = 1, #ARGV do
   wanted[ARGV[i]] = true
 end
+-- ZRANGE by index, not ZRANGEBYSCORE: a monitoring-only ACL user has +zrange (docs/security.md).
 local found = {}
 for i = 1, #KEYS do
-  for _, member in ipairs(redis.call('ZRANGEBYSCORE', KEYS[i], '(' .. now, '+inf')) do
-    if wanted[string.sub(member, 1, (string.find(member, '~', 1, true) or 0) - 1)] then
+  local notes = redis.call('ZRANGE', KEYS[i], 0, -1, 'WITHSCORES')
+  for j = 1, #notes, 2 do
+    local member = notes[j]
+    if tonumber(notes[j + 1]) > now and wanted[string.sub(member, 1, (string.find(member, '~', 1, true) or 0) - 1)] then
       found[#found + 1] = member
     end
   end

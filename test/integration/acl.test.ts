@@ -33,12 +33,31 @@ function userRule(name: string, edit: (rules: string[]) => string[] = (r) => r):
 }
 const without = (command: string) => (rules: string[]) => rules.filter((r) => r !== `+${command}`);
 
+/** The monitoring-only user of docs/security.md: its commands, read from the page. */
+function monitoringRule(name: string): string[] {
+  const page = readFileSync(new URL('../../docs/security.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+  const list = /A user for monitoring only .*? needs fewer commands: `([^`]+)`/.exec(page)?.[1];
+  assert.ok(list, "docs/security.md lists the monitoring user's commands");
+  return [
+    'ACL',
+    'SETUSER',
+    name,
+    'on',
+    `>${PASSWORD}`,
+    '~leasehold:*',
+    'allchannels',
+    '-@all',
+    ...list.split(' '),
+  ];
+}
+
 const redis = useRedis({
   prepare: async (server) => {
     await command(server.port, userRule('leasehold'));
     await command(server.port, userRule('noevalsha', without('evalsha')));
     await command(server.port, userRule('nozadd', without('zadd')));
     await command(server.port, userRule('notracking', without('client|tracking')));
+    await command(server.port, monitoringRule('monitor'));
     await command(
       server.port,
       userRule('otherkeys', (rules) => rules.map((r) => (r === '~leasehold:*' ? '~other:*' : r))),
@@ -59,6 +78,26 @@ describe(`least-privilege ACL users (${mode})`, () => {
     try {
       assert.equal(a.notifications, testNotifications);
       await exercise(a, b);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  test('the monitoring user of docs/security.md runs status on a holder that waited', async () => {
+    const [a, b] = await Promise.all([connect('leasehold'), connect('leasehold')]);
+    try {
+      const first = await a.acquire('watched', { ttl: 30_000 });
+      const next = b.acquire('watched', { owner: 'waited', ttl: 30_000 });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await first.release();
+      const lease = await next;
+      // Its grant note goes out 50 ms after the grant: status reads it with inspect-granted.lua.
+      let out = await cli('monitor', ['status', 'watched']);
+      for (let i = 0; i < 50 && !/asked/.test(out.stdout); i++)
+        out = await cli('monitor', ['status', 'watched']);
+      assert.equal(out.code, 0, out.stderr);
+      assert.match(out.stdout, /waited: .*granted .*, asked /);
+      await lease.release();
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
