@@ -11,20 +11,11 @@
 -- ARGV[1]  the member
 -- ARGV[2]  the lease's ttl in ms
 -- Returns  0
--- The set is written last, never last read (as includes/record-waiter.lua): no tracking rule
--- leaves the holder's connection listening to it.
+--- @include "add-lapsing"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local lapse = now + tonumber(ARGV[2])
 for i = 1, #KEYS do
-  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now)
-  local last = redis.call('ZRANGE', KEYS[i], -1, -1, 'WITHSCORES')
-  redis.call('ZADD', KEYS[i], lapse, ARGV[1])
-  -- The set lives as long as its longest note.
-  local keep = lapse
-  if last[2] and tonumber(last[2]) > keep then
-    keep = tonumber(last[2])
-  end
-  redis.call('PEXPIREAT', KEYS[i], string.format('%.0f', keep))
+  addLapsing(KEYS[i], ARGV[1], lapse, now)
 end
 return 0

@@ -6,18 +6,10 @@
 -- retryDelay when polling), so its record never lapses while it waits, and no attempt is added
 -- for it: the record costs no command. A waiter that died lapses on its own; one that gave up is
 -- removed by forget-waiter.lua, one that got what it waited for by its own successful attempt.
--- The set is written last, never last read: no tracking rule leaves the waiter listening to it.
 -- Included inside the branch that records, so that other calls do not define it.
+--- @include "add-lapsing"
 local function recordWaiter(set, stored, ttl, pttl)
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('ZREMRANGEBYSCORE', set, '-inf', now)
-  local lapse = now + math.max(pttl, ttl) + ttl
-  local last = redis.call('ZRANGE', set, -1, -1, 'WITHSCORES')
-  redis.call('ZADD', set, lapse, stored)
-  -- The set lives as long as its longest record.
-  if last[2] and tonumber(last[2]) > lapse then
-    lapse = tonumber(last[2])
-  end
-  redis.call('PEXPIREAT', set, string.format('%.0f', lapse))
+  addLapsing(set, stored, now + math.max(pttl, ttl) + ttl, now)
 end
