@@ -14,6 +14,11 @@ import { readOne } from './read.ts';
 const SCAN_COUNT = '1000';
 /** Holders and waiters listed per sorted set by list() (inspect() takes its own limit). */
 const LIST_MAX = 100;
+/**
+ * Names list() reads at once: one read after the other cost a round trip (two for a name with
+ * holders) per name, which a network's latency multiplies; reads sent together are pipelined.
+ */
+const READS_AT_ONCE = 64;
 
 /**
  * Whether someone holds or waits: a holder (on a majority or on any node of a quorum), a waiter
@@ -95,6 +100,7 @@ export class Inspector {
             throw toLeaseholdError(error, 'SCAN');
           })) as [unknown, unknown[]];
         cursor = String(reply[0]);
+        const names: { name: string; primitive: Primitive }[] = [];
         for (const raw of reply[1]) {
           const key = raw instanceof Uint8Array ? Buffer.from(raw).toString() : String(raw);
           const at = parseKey(this.#prefix, key);
@@ -102,9 +108,17 @@ export class Inspector {
           const id = `${at.primitive}\u0000${at.name}`;
           if (seen.has(id)) continue;
           seen.add(id);
-          const one = await this.#read(at.name, at.primitive, LIST_MAX);
-          if (one !== undefined && isLive(one)) found.push(one);
-          if (found.length >= limit) break scan;
+          names.push(at);
+        }
+        // Read together, counted in SCAN's order: the same names as one by one, a few more read.
+        for (let i = 0; i < names.length; i += READS_AT_ONCE) {
+          const read = await Promise.all(
+            names.slice(i, i + READS_AT_ONCE).map((at) => this.#read(at.name, at.primitive, LIST_MAX)),
+          );
+          for (const one of read) {
+            if (one !== undefined && isLive(one)) found.push(one);
+            if (found.length >= limit) break scan;
+          }
         }
       } while (cursor !== '0');
     }
