@@ -228,12 +228,15 @@ export class LiveView extends EventEmitter<LiveEvents> {
         // read once more: gone, or beyond the limit this time.
         for (const key of this.entries.keys()) if (!fresh.has(key)) this.#dirty.add(key);
       }
-      const batch = [...this.#dirty];
-      this.#dirty.clear();
-      for (const key of batch) {
+      const batch = [...this.#dirty].map((key) => {
         const [primitive, name] = key.split('\u0000') as [Primitive, string];
+        return { key, name, primitive };
+      });
+      this.#dirty.clear();
+      let i = 0;
+      for await (const inspection of inspector.readEach(batch)) {
+        const { key, name, primitive } = batch[i++]!;
         this.reads += 1;
-        const inspection = await inspector.inspect(name, { primitive });
         this.#apply(key, name, primitive, inspection);
       }
     } catch (error) {

@@ -15,8 +15,9 @@ const SCAN_COUNT = '1000';
 /** Holders and waiters listed per sorted set by list() (inspect() takes its own limit). */
 const LIST_MAX = 100;
 /**
- * Names list() reads at once: one read after the other cost a round trip (two for a name with
- * holders) per name, which a network's latency multiplies; reads sent together are pipelined.
+ * Names list() and the live views read at once: one read after the other cost a round trip (two
+ * for a name with holders) per name, which a network's latency multiplies; reads sent together
+ * are pipelined.
  */
 const READS_AT_ONCE = 64;
 
@@ -110,21 +111,29 @@ export class Inspector {
           seen.add(id);
           names.push(at);
         }
-        // Read together, counted in SCAN's order: the same names as one by one, a few more read.
-        for (let i = 0; i < names.length; i += READS_AT_ONCE) {
-          const read = await Promise.all(
-            names.slice(i, i + READS_AT_ONCE).map((at) => this.#read(at.name, at.primitive, LIST_MAX)),
-          );
-          for (const one of read) {
-            if (one !== undefined && isLive(one)) found.push(one);
-            if (found.length >= limit) break scan;
-          }
+        // Counted in SCAN's order: the same names as read one by one, a few more read.
+        for await (const one of this.readEach(names)) {
+          if (one !== undefined && isLive(one)) found.push(one);
+          if (found.length >= limit) break scan;
         }
       } while (cursor !== '0');
     }
     return found.sort((a, b) =>
       a.name < b.name ? -1 : a.name > b.name ? 1 : a.primitive < b.primitive ? -1 : 1,
     );
+  }
+
+  /**
+   * Each name's primitive as inspect() reads it (at most LIST_MAX holders and waiters per set), in
+   * the order given, READS_AT_ONCE at a time: their scripts go out together.
+   */
+  async *readEach(
+    names: readonly { name: string; primitive: Primitive }[],
+  ): AsyncGenerator<Inspection | undefined> {
+    for (let i = 0; i < names.length; i += READS_AT_ONCE) {
+      const chunk = names.slice(i, i + READS_AT_ONCE);
+      yield* await Promise.all(chunk.map(({ name, primitive }) => this.#read(name, primitive, LIST_MAX)));
+    }
   }
 
   /** One name and primitive: from the one Redis, or merged from every node of a quorum. */
