@@ -62,12 +62,16 @@ export async function status(argv: string[]): Promise<number> {
       drivers.map((driver, i) => ({ label: labels[i] ?? 'redis', driver })),
       conn.prefix,
     );
+    const primitives = only === undefined ? PRIMITIVES : [only as Primitive];
+    // Every primitive read at once (their scripts pipelined), not one round trip after the other;
+    // a failure is reported for the first primitive in order that failed, as it was before.
+    const read = await Promise.allSettled(
+      primitives.map((primitive) => inspector.inspect(name, { primitive })),
+    );
     const found: Inspection[] = [];
-    for (const primitive of only === undefined ? PRIMITIVES : [only as Primitive]) {
-      const inspection = await inspector
-        .inspect(name, { primitive })
-        .catch((error: unknown) => redisFailure(error, `reading the ${primitive} "${name}"`));
-      if (inspection !== undefined) found.push(inspection);
+    for (const [i, result] of read.entries()) {
+      if (result.status === 'rejected') redisFailure(result.reason, `reading the ${primitives[i]} "${name}"`);
+      if (result.value !== undefined) found.push(result.value);
     }
     const report = statusReport(name, conn.prefix, found, modeOf(weakestProof(drivers)));
     if (values.json) printJson(report);
