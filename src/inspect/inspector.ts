@@ -69,9 +69,12 @@ export class Inspector {
 
   async inspect(name: string, options: InspectOptions = {}): Promise<Inspection | undefined> {
     const { order, limit } = checkInspectOptions(options);
-    for (const primitive of order) {
-      const found = await this.#read(name, primitive, limit);
-      if (found !== undefined) return found;
+    // Read at once (one round trip, not one per primitive); the first found in order answers, and
+    // a read that failed throws only when those before it found nothing, as one by one did.
+    const read = await Promise.allSettled(order.map((primitive) => this.#read(name, primitive, limit)));
+    for (const result of read) {
+      if (result.status === 'rejected') throw result.reason;
+      if (result.value !== undefined) return result.value;
     }
     return undefined;
   }
