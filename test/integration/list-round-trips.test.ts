@@ -4,6 +4,7 @@
 // names over a 1 ms round trip took 1.7 s to list, more than `top`'s refresh). Through a proxy
 // that delays every round trip by 200 ms, 40 held names took 80 of them (16 s) to list one by
 // one, and 40 released names 40 of them (8 s) to leave the view; together they take a handful.
+// inspect() without a primitive sends its five looks together too.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { LiveView } from '../../src/cli/live.ts';
@@ -68,5 +69,28 @@ describe(`list() over a slow network (${mode})`, () => {
       proxy.setLatency(0);
       await view.close();
     }
+  });
+
+  test("inspect() without a primitive looks for all five at once: an election's leader in two round trips", async () => {
+    const prefix = uniquePrefix('lr');
+    const holder = await instance(prefix, 30_000);
+    const term = await holder.election('leader').campaign('me');
+    await using proxy = await FaultProxy.start(redis.server.port);
+    const viewer = await instance(prefix, 30_000, { url: proxy.url });
+    // Every script loaded before the delay: a first EVALSHA's NOSCRIPT would cost a round trip more.
+    assert.equal((await viewer.inspect('leader'))?.primitive, 'election');
+    proxy.setLatency(150);
+    // The election is the last of the five looks: one by one, five round trips and the notes' (1.8 s).
+    const started = Date.now();
+    const found = await within(
+      viewer.inspect('leader'),
+      1_200,
+      'inspect() of an election (300 ms round trips)',
+    );
+    assert.equal(found?.primitive, 'election');
+    assert.equal(found?.holders[0]?.token, term.token);
+    assert.ok(Date.now() - started >= 600, 'two round trips at least: the delay was applied');
+    proxy.setLatency(0);
+    await term.resign();
   });
 });
