@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { Driver } from '../driver/types.ts';
 import { type Freed, forceRelease } from '../inspect/force.ts';
-import { Inspector } from '../inspect/inspector.ts';
 import { PRIMITIVES, type Primitive } from '../inspect/key-names.ts';
 import type { Inspection } from '../primitives/inspection.ts';
 import { REGISTRY } from '../primitives/registry.ts';
@@ -17,7 +16,7 @@ import {
 } from './common.ts';
 import { CliError, EXIT } from './exit.ts';
 import { LiveView, startLive } from './live.ts';
-import { openTargets } from './targets.ts';
+import { openTargets, readPrimitives } from './targets.ts';
 import { topologyHelp } from './topology.ts';
 
 export const releaseHelp = `Usage: leasehold release --force <name> [options]
@@ -85,17 +84,14 @@ export async function release(argv: string[]): Promise<number> {
   const conn = connection(values);
   const { drivers, labels } = await openTargets(conn, false);
   try {
-    const inspector = new Inspector(
-      drivers.map((driver, i) => ({ label: labels[i] ?? 'redis', driver })),
-      conn.prefix,
-    );
-    const held: Inspection[] = [];
-    for (const primitive of only === undefined ? PRIMITIVES : [only as Primitive]) {
-      const inspection = await inspector
-        .inspect(name, { primitive })
-        .catch((error: unknown) => redisFailure(error, `reading the ${primitive} "${name}"`));
-      if (inspection !== undefined && (only !== undefined || busy(inspection))) held.push(inspection);
-    }
+    const held = (
+      await readPrimitives(
+        { drivers, labels },
+        conn.prefix,
+        name,
+        only === undefined ? PRIMITIVES : [only as Primitive],
+      )
+    ).filter((inspection) => only !== undefined || busy(inspection));
     if (held.length > 1) {
       throw new CliError(
         `"${name}" is held as ${held.map((i) => i.primitive).join(' and ')}: say which with --primitive`,

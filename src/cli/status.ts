@@ -1,19 +1,11 @@
 import { parseArgs } from 'node:util';
 import type { TrackingProof } from '../driver/types.ts';
-import { Inspector } from '../inspect/inspector.ts';
 import { inspectionKeys, PRIMITIVES, type Primitive } from '../inspect/key-names.ts';
 import type { Holder, Inspection, Waiter } from '../primitives/inspection.ts';
 import { REGISTRY, stateOf } from '../primitives/registry.ts';
-import {
-  connection,
-  connectionHelp,
-  connectionOptions,
-  lockName,
-  printJson,
-  redisFailure,
-} from './common.ts';
+import { connection, connectionHelp, connectionOptions, lockName, printJson } from './common.ts';
 import { CliError, EXIT } from './exit.ts';
-import { openTargets, weakestProof } from './targets.ts';
+import { openTargets, readPrimitives, weakestProof } from './targets.ts';
 import { topologyHelp } from './topology.ts';
 import { formatMs } from './values.ts';
 
@@ -58,21 +50,12 @@ export async function status(argv: string[]): Promise<number> {
   // Tracking on, so that the canary tells which notification mode an instance gets here.
   const { drivers, labels } = await openTargets(conn, true);
   try {
-    const inspector = new Inspector(
-      drivers.map((driver, i) => ({ label: labels[i] ?? 'redis', driver })),
+    const found = await readPrimitives(
+      { drivers, labels },
       conn.prefix,
+      name,
+      only === undefined ? PRIMITIVES : [only as Primitive],
     );
-    const primitives = only === undefined ? PRIMITIVES : [only as Primitive];
-    // Every primitive read at once (their scripts pipelined), not one round trip after the other;
-    // a failure is reported for the first primitive in order that failed, as it was before.
-    const read = await Promise.allSettled(
-      primitives.map((primitive) => inspector.inspect(name, { primitive })),
-    );
-    const found: Inspection[] = [];
-    for (const [i, result] of read.entries()) {
-      if (result.status === 'rejected') redisFailure(result.reason, `reading the ${primitives[i]} "${name}"`);
-      if (result.value !== undefined) found.push(result.value);
-    }
     const report = statusReport(name, conn.prefix, found, modeOf(weakestProof(drivers)));
     if (values.json) printJson(report);
     else process.stdout.write(describeStatus(report, only as Primitive | undefined));

@@ -10,7 +10,10 @@ import {
   packageOf,
   type TrackingProof,
 } from '../driver/types.ts';
-import { type Connection, openDriver, refusedAccess } from './common.ts';
+import { Inspector } from '../inspect/inspector.ts';
+import type { Primitive } from '../inspect/key-names.ts';
+import type { Inspection } from '../primitives/inspection.ts';
+import { type Connection, openDriver, redisFailure, refusedAccess } from './common.ts';
 import { CliError, EXIT } from './exit.ts';
 import { describeTarget } from './topology.ts';
 
@@ -110,4 +113,30 @@ export function weakestProof(drivers: readonly Driver[]): TrackingProof | undefi
   const proofs = drivers.map((driver) => driver.proof);
   if (proofs.length === 0 || proofs.some((proof) => proof === undefined)) return undefined;
   return proofs.find((proof) => proof?.ok !== true) ?? proofs[0];
+}
+
+/**
+ * `primitives` of `name` as lh.inspect() reads each, through the targets a command opened, read
+ * at once (their scripts pipelined, not one round trip after the other); a failure is reported
+ * for the first primitive in order that failed.
+ */
+export async function readPrimitives(
+  { drivers, labels }: Targets,
+  prefix: string,
+  name: string,
+  primitives: readonly Primitive[],
+): Promise<Inspection[]> {
+  const inspector = new Inspector(
+    drivers.map((driver, i) => ({ label: labels[i] ?? 'redis', driver })),
+    prefix,
+  );
+  const read = await Promise.allSettled(
+    primitives.map((primitive) => inspector.inspect(name, { primitive })),
+  );
+  const found: Inspection[] = [];
+  for (const [i, result] of read.entries()) {
+    if (result.status === 'rejected') redisFailure(result.reason, `reading the ${primitives[i]} "${name}"`);
+    if (result.value !== undefined) found.push(result.value);
+  }
+  return found;
 }
