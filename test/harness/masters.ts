@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import type { Leasehold } from '../../src/index.ts';
 import { until } from './poll.ts';
 import { RedisServer, type RedisServerOptions } from './redis-server.ts';
 import { command } from './resp.ts';
@@ -11,6 +13,14 @@ export interface Masters {
    * key; the last node's write may land later (under load, after a test's own DEL of it).
    */
   everyNodeHas(key: string): Promise<void>;
+  /**
+   * Waits until `lh` (connected with `prefix`) reaches every server. Leasehold.connect in quorum
+   * mode resolves once a majority is connected, the others connecting in the background; a test
+   * that uses the instance at once and needs every node (a conformance premise) could meet the
+   * last one still connecting, and then any one slow reply is a lost majority (a Bun rehearsal:
+   * a multiLock tryAcquire got "only 1 of 3 nodes answered", one of the two a NotSentError).
+   */
+  everyNodeConnected(lh: Leasehold, prefix: string): Promise<void>;
   /** Kills every server (by its own pid) and waits until all are gone. */
   stopAll(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -44,10 +54,28 @@ export async function startMasters(
       { timeout: 5_000, interval: 5 },
     );
   };
+  const everyNodeConnected = async (lh: Leasehold, prefix: string) => {
+    // A fencing counter on every node: inspect() answers for the name on each node it reaches,
+    // and reports an error for each it cannot.
+    // A name of its own per call: instances connecting at once under one prefix each wait for theirs.
+    const name = `every-node-probe-${randomUUID()}`;
+    const counter = `${prefix}:{${name}}:fence`;
+    await Promise.all(servers.map((server) => command(server.port, ['SET', counter, '1', 'PX', 10_000])));
+    await until(
+      'the instance connected to every node',
+      async () => {
+        const nodes = (await lh.inspect(name, { primitive: 'mutex' }))?.nodes;
+        return nodes?.length === servers.length && nodes.every((node) => node.error === undefined);
+      },
+      { timeout: 5_000, interval: 10 },
+    );
+    await Promise.all(servers.map((server) => command(server.port, ['DEL', counter])));
+  };
   return {
     servers,
     urls: servers.map((server) => server.url),
     everyNodeHas,
+    everyNodeConnected,
     stopAll,
     [Symbol.asyncDispose]: stopAll,
   };

@@ -68,14 +68,18 @@ async function quorumTarget() {
   const m = masters as Masters;
   const all = (args: (string | number)[]) => Promise.all(m.servers.map((s) => command(s.port, args)));
   return {
-    connect: (options: ConnectOptions) =>
-      Leasehold.connect({
+    connect: async (options: ConnectOptions) => {
+      const lh = await Leasehold.connect({
         nodes: [...m.urls],
         driver: testDriver,
         notifications: testNotifications,
         ...(tracking ? {} : { retryDelay: 20 }),
         ...options,
-      }),
+      });
+      // The suite's premises (all or none, exclusion) count on every node, from its first call.
+      await m.everyNodeConnected(lh, options.prefix ?? 'leasehold');
+      return lh;
+    },
     del: async (key: string) => {
       await all(['DEL', key]);
     },
