@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Leasehold } from '../../src/index.ts';
+import { mutexKeys } from '../../src/primitives/mutex.ts';
 import { until } from './poll.ts';
 import { RedisServer, type RedisServerOptions } from './redis-server.ts';
 import { command } from './resp.ts';
@@ -55,11 +56,11 @@ export async function startMasters(
     );
   };
   const everyNodeConnected = async (lh: Leasehold, prefix: string) => {
-    // A fencing counter on every node: inspect() answers for the name on each node it reaches,
-    // and reports an error for each it cannot.
-    // A name of its own per call: instances connecting at once under one prefix each wait for theirs.
+    // A fencing counter on every node: inspect() answers for the name on each node it reaches and
+    // reports an error for each it cannot. A name per call: instances connecting at once under
+    // one prefix each wait for their own.
     const name = `every-node-probe-${randomUUID()}`;
-    const counter = `${prefix}:{${name}}:fence`;
+    const counter = mutexKeys(prefix, name).fence;
     await Promise.all(servers.map((server) => command(server.port, ['SET', counter, '1', 'PX', 10_000])));
     await until(
       'the instance connected to every node',
