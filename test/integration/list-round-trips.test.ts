@@ -4,10 +4,13 @@
 // names over a 1 ms round trip took 1.7 s to list, more than `top`'s refresh). Through a proxy
 // that delays every round trip by 200 ms, 40 held names took 80 of them (16 s) to list one by
 // one, and 40 released names 40 of them (8 s) to leave the view; together they take a handful.
-// inspect() without a primitive sends its five looks together too.
+// inspect() without a primitive sends its five looks together too, and `release --force` its
+// releases of a semaphore's holders.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { LiveView } from '../../src/cli/live.ts';
+import { openTargets } from '../../src/cli/targets.ts';
+import { forceRelease } from '../../src/inspect/force.ts';
 import { mode, testDriver, uniquePrefix, useRedis, within } from '../harness/leasehold.ts';
 import { until } from '../harness/poll.ts';
 import { FaultProxy } from '../harness/proxy.ts';
@@ -92,5 +95,44 @@ describe(`list() over a slow network (${mode})`, () => {
     assert.ok(Date.now() - started >= 600, 'two round trips at least: the delay was applied');
     proxy.setLatency(0);
     await term.resign();
+  });
+
+  test("release --force of a semaphore's 40 holders sends their releases together", async () => {
+    const prefix = uniquePrefix('lr');
+    const holder = await instance(prefix, 30_000);
+    const pool = holder.semaphore('pool', { limit: 40 });
+    const leases = await Promise.all(Array.from({ length: 40 }, () => pool.acquire()));
+    await using proxy = await FaultProxy.start(redis.server.port);
+    const { drivers } = await openTargets(
+      { url: proxy.url, topology: { kind: 'redis' }, prefix, driver: testDriver },
+      false,
+    );
+    const driver = drivers[0]!;
+    try {
+      // The release script loaded before the delay: a first EVALSHA's NOSCRIPT costs a round trip.
+      const none = await forceRelease(driver, prefix, 'pool', 'semaphore', 'no-such-token');
+      assert.deepEqual(none, []);
+      await forceRelease(driver, prefix, 'pool', 'semaphore', leases[0]!.token);
+      proxy.setLatency(100);
+      // One release after the other took 39 round trips (7.8 s).
+      const freed = await within(
+        forceRelease(driver, prefix, 'pool', 'semaphore'),
+        3_000,
+        'release --force of 39 holders (200 ms round trips)',
+      );
+      assert.deepEqual(
+        freed.map((f) => f.token).sort(),
+        leases
+          .slice(1)
+          .map((l) => l.token)
+          .sort(),
+      );
+      assert.ok(freed.every((f) => f.released && f.permits === 1));
+      proxy.setLatency(0);
+      assert.equal(await pool.count(), 0);
+    } finally {
+      proxy.setLatency(0);
+      await driver.close();
+    }
   });
 });
