@@ -7,6 +7,8 @@ import { GrantNotes } from './grant-notes.ts';
 import { calls, grantOf, type Spec } from './spec.ts';
 import { traceRelease } from './tracing.ts';
 
+const isOne = (reply: unknown): boolean => reply === 1;
+
 /** Gives keys back now, and again once Redis answers if it does not confirm (GiveBacks). */
 export type GiveBack = (name: string, send: () => Promise<unknown>, ttl: number) => void;
 
@@ -199,6 +201,10 @@ export class SpecCore<K, R> implements LeaseCore {
       const keys = this.#keys(lease);
       const release = spec.release(keys, lease.stored, lease.detail as R);
       const released = spec.released;
+      // One script on one Redis (a mutex's, a semaphore's): its reply is 1 when this holder
+      // still held it. No outcome arrays on the path every lease takes.
+      if (released === undefined && 'script' in release && !this.#runner.replicated)
+        return this.#runner.eval(release, 'release').then(isOne);
       if (released !== undefined && 'script' in release) {
         return this.#runner.eval(release, 'release').then((reply) => {
           const { held, next } = released.call(spec, reply, keys);
