@@ -9,6 +9,7 @@ import {
 } from './redis-semaphore.ts';
 import { redlock, redlockPolls, redlockTuned } from './redlock.ts';
 import { redlockUniversal, redlockUniversalTuned } from './redlock-universal.ts';
+import { scriptFloors } from './script-floor.ts';
 import type { Contender } from './types.ts';
 
 /**
@@ -48,9 +49,10 @@ export const contenders: readonly Contender[] = [
 
 /**
  * Run by one scenario each, never listed among the Redis contenders: the direct-grant floor (run beside
- * them in the handoff scenarios) and the PostgreSQL contenders.
+ * them in the handoff scenarios), leasehold's scripts on its bare clients (beside it in the
+ * uncontended one) and the PostgreSQL contenders.
  */
-const others: readonly Contender[] = [directGrantFloor, ...pgContenders];
+const others: readonly Contender[] = [directGrantFloor, ...scriptFloors, ...pgContenders];
 
 export function contender(id: string): Contender {
   const found = contenders.find((c) => c.id === id) ?? others.find((c) => c.id === id);

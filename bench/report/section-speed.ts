@@ -4,6 +4,7 @@ import type { Summary } from '../lib/stats.ts';
 import type { Results } from '../results.ts';
 import type { HandoffResult } from '../scenarios/handoff.ts';
 import { GRANT_STAGES } from '../scenarios/stages.ts';
+import type { UncontendedResult } from '../scenarios/uncontended.ts';
 import { fmtMs, fmtNum, table } from './format.ts';
 import { type Chart, chartLink, contenderName, heading } from './section.ts';
 
@@ -15,21 +16,31 @@ export function uncontendedSection(results: Results, charts: Chart[]): string[] 
   if (u === undefined) return [];
   const name = contenderName(results);
   const many = u.settings['inFlight'];
+  const row = (label: string, r: UncontendedResult['contenders'][string]) => [
+    label,
+    ...[r.sequential, r.parallel].flatMap((x) => [
+      `${fmtMs(x.p50)} ms`,
+      `${fmtMs(x.p99)} ms`,
+      fmtNum(x.opsPerSecond),
+      cpu(x.cpuPerPair),
+    ]),
+    r.parallel.serverCpuPerPair === undefined ? '–' : `${fmtNum(r.parallel.serverCpuPerPair, 1)} µs`,
+  ];
+  const floors = Object.entries(u.floors ?? {}).map(([driver, r]) =>
+    row(`*floor: leasehold's scripts on bare ${driver}* (bench/contenders/script-floor.ts)`, r),
+  );
   return [
     ...heading('## 1. Uncontended acquire + release', u.settings),
     table(
       `contender | 1 in flight p50 | p99 | pairs/s | CPU / pair | ${many} in flight p50 | p99 | pairs/s | CPU / pair | Redis CPU / pair`,
-      Object.entries(u.contenders).map(([id, r]) => [
-        name(id),
-        ...[r.sequential, r.parallel].flatMap((x) => [
-          `${fmtMs(x.p50)} ms`,
-          `${fmtMs(x.p99)} ms`,
-          fmtNum(x.opsPerSecond),
-          cpu(x.cpuPerPair),
-        ]),
-        r.parallel.serverCpuPerPair === undefined ? '–' : `${fmtNum(r.parallel.serverCpuPerPair, 1)} µs`,
-      ]),
+      [...Object.entries(u.contenders).map(([id, r]) => row(name(id), r)), ...floors],
     ),
+    ...(floors.length === 0
+      ? []
+      : [
+          '',
+          "The floors send leasehold's two scripts through the same client library and nothing else (no wait queue, lease, renewal or loss detection): what a leasehold pair costs above its floor is leasehold's own JavaScript.",
+        ]),
     chartLink(charts, 'uncontended.svg'),
   ];
 }

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { scriptFloors } from '../contenders/script-floor.ts';
 import { Bench } from '../lib/redis.ts';
 import { median, medianSummary, type Summary } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
@@ -17,11 +18,12 @@ type Shape = Summary & {
   serverCpuPerPair?: number;
 };
 
-export type UncontendedResult = Measured<{
-  sequential: Shape;
-  parallel: Shape;
-  rounds: { sequential: Shape; parallel: Shape }[];
-}>;
+type Pairs = { sequential: Shape; parallel: Shape; rounds: { sequential: Shape; parallel: Shape }[] };
+
+export type UncontendedResult = Measured<Pairs> & {
+  /** leasehold's scripts on its bare clients (bench/contenders/script-floor.ts), by driver. */
+  floors?: Record<string, Pairs>;
+};
 
 const shape = (r: PairsResult, serverCpu?: number): Shape => ({
   ...r.latency,
@@ -42,14 +44,18 @@ export function profiled(dir: string | undefined, name: string): { execArgv?: st
 /**
  * Scenario 1: acquire + release on free locks, one at a time and with many in flight, each
  * contender in a worker process of its own (no other library's code or connections beside it).
+ * Beside leasehold on each client, in the same rounds, the floor of its scripts on that bare client.
  */
 export async function uncontended(ctx: Context): Promise<UncontendedResult> {
   const cfg = ctx.config.uncontended;
   const bench = await Bench.start();
   const workers = new Map<string, Worker>();
-  const rounds = new Map<string, UncontendedResult['contenders'][string]['rounds']>();
+  const rounds = new Map<string, Pairs['rounds']>();
+  const ids = new Set(ctx.contenders.map((c) => c.id));
+  const floors = scriptFloors.filter((f) => ids.has(f.id.replace('floor-scripts-', 'leasehold-')));
+  const all = [...ctx.contenders, ...floors];
   try {
-    for (const [i, c] of ctx.contenders.entries()) {
+    for (const [i, c] of all.entries()) {
       const worker = await Worker.spawn(600 + i, profiled(ctx.options.profile, `uncontended-${c.id}`));
       workers.set(c.id, worker);
       const ok = await guard(ctx, 'uncontended', c.id, () =>
@@ -58,7 +64,7 @@ export async function uncontended(ctx: Context): Promise<UncontendedResult> {
       if (ok !== undefined) rounds.set(c.id, []);
     }
     for (let round = 0; round < cfg.rounds; round++) {
-      for (const c of order(ctx.contenders, round)) {
+      for (const c of order(all, round)) {
         const worker = workers.get(c.id);
         if (worker === undefined || !rounds.has(c.id)) continue;
         await guard(ctx, 'uncontended', c.id, async () => {
@@ -93,16 +99,37 @@ export async function uncontended(ctx: Context): Promise<UncontendedResult> {
         ? {}
         : { serverCpuPerPair: median(list.map((r) => r.serverCpuPerPair ?? Number.NaN)) }),
     });
-    const contenders = summaries(rounds, (list) => ({
-      sequential: merge(list.map((r) => r.sequential)),
-      parallel: merge(list.map((r) => r.parallel)),
-      rounds: list,
-    }));
-    return { redisVersion: await bench.product(), settings: { ...cfg }, contenders };
+    const { floors: measured, contenders } = split(
+      summaries(rounds, (list) => ({
+        sequential: merge(list.map((r) => r.sequential)),
+        parallel: merge(list.map((r) => r.parallel)),
+        rounds: list,
+      })),
+    );
+    return {
+      redisVersion: await bench.product(),
+      settings: { ...cfg },
+      contenders,
+      ...(Object.keys(measured).length === 0 ? {} : { floors: measured }),
+    };
   } finally {
     await Promise.all([...workers.values()].map((w) => w.stop()));
     await bench.stop();
     if (ctx.options.profile !== undefined)
       ctx.log(`  CPU profiles: ${join(ctx.options.profile, 'uncontended-*.cpuprofile')}`);
   }
+}
+
+/** The floors' figures apart from the contenders', by driver. */
+function split(all: Record<string, Pairs>): {
+  floors: Record<string, Pairs>;
+  contenders: Record<string, Pairs>;
+} {
+  const floors: Record<string, Pairs> = {};
+  const contenders: Record<string, Pairs> = {};
+  for (const [id, r] of Object.entries(all)) {
+    if (id.startsWith('floor-scripts-')) floors[id.slice('floor-scripts-'.length)] = r;
+    else contenders[id] = r;
+  }
+  return { floors, contenders };
 }
