@@ -99,8 +99,15 @@ export class SingleRunner implements Runner {
 
   acquire(op: AcquireOp): Promise<Grant> {
     const epoch = durabilityEpoch(this.#driver, op.key);
-    // Without `durability`, then() rather than an async function: one promise fewer per lease.
-    if (epoch === undefined) return this.eval(op.call, op.operation).then((reply) => op.parse(reply));
+    // Without `durability`, one then() with both handlers rather than an async function, or
+    // eval()'s catch and a then: one promise per lease instead of three.
+    if (epoch === undefined)
+      return this.#driver.eval(op.call).then(
+        (reply) => op.parse(reply),
+        (error: unknown) => {
+          throw toLeaseholdError(error, op.operation);
+        },
+      );
     return this.#durable(op, epoch);
   }
 
