@@ -105,8 +105,13 @@ export async function budget(ctx: Context): Promise<BudgetResult> {
       f.bytes.push((r.allocated ?? Number.NaN) / r.pairs);
     };
     // Round -1 warms every side up (the JIT, the connection, the scripts loaded) and is not counted.
+    // The two builds of a verdict run back to back, in an order that alternates between rounds,
+    // and the traced side after both: with the traced side between them, or a build always first
+    // after another shape, the same code measured against itself came out 15-29 % dearer at one
+    // in flight (an A/A run of `--baseline=HEAD`, 2026-11-30).
     for (let round = -1; round < cfg.rounds; round++) {
-      const order = round % 2 === 0 ? sides : [...sides].reverse();
+      const builds = sides.filter((side) => side !== 'traced');
+      const order = [...(round % 2 === 0 ? builds : [...builds].reverse()), 'traced'];
       for (const driver of DRIVERS)
         for (const { lanes, pairs } of cfg.shapes)
           for (const build of order) await measure(id(driver, build), lanes, pairs, round);
