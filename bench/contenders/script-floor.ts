@@ -5,12 +5,16 @@
 // leasehold on that client; what leasehold's pair costs above it is leasehold's own JavaScript.
 import type { RedisClientType } from 'redis';
 import { stamp } from '../../src/base/owner.ts';
-import { evalArgs, type ScriptCall } from '../../src/driver/types.ts';
+import { evalArgs, isNoScript, type ScriptCall } from '../../src/driver/types.ts';
 import { acquireCall, mutexKeys, releaseCall } from '../../src/primitives/mutex.ts';
 import type { Contender, ContenderClient, ContenderInfo } from './types.ts';
 import { ioredisClient, packageVersion } from './util.ts';
 
 type Driver = 'node-redis' | 'ioredis';
+
+/** A floor's id is this and its driver; `floorOf` names the leasehold contender it stands under. */
+export const FLOOR_PREFIX = 'floor-scripts-';
+export const floorOf = (floorId: string): string => floorId.replace(FLOOR_PREFIX, 'leasehold-');
 
 /** Never aborts: the floor detects no loss. */
 const NEVER = new AbortController().signal;
@@ -43,13 +47,13 @@ async function evalScript(send: Send, call: ScriptCall): Promise<unknown> {
   try {
     return await send(evalArgs(call, true));
   } catch (error) {
-    if (!String(error).includes('NOSCRIPT')) throw error;
+    if (!isNoScript(error)) throw error;
     return send(evalArgs(call, false));
   }
 }
 
 export function scriptFloor(driver: Driver): Contender {
-  const id = `floor-scripts-${driver}`;
+  const id = `${FLOOR_PREFIX}${driver}`;
   return {
     id,
     scenarios: ['uncontended'],

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { scriptFloors } from '../contenders/script-floor.ts';
+import { FLOOR_PREFIX, floorOf, scriptFloors } from '../contenders/script-floor.ts';
 import { Bench } from '../lib/redis.ts';
 import { median, medianSummary, type Summary } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
@@ -52,7 +52,7 @@ export async function uncontended(ctx: Context): Promise<UncontendedResult> {
   const workers = new Map<string, Worker>();
   const rounds = new Map<string, Pairs['rounds']>();
   const ids = new Set(ctx.contenders.map((c) => c.id));
-  const floors = scriptFloors.filter((f) => ids.has(f.id.replace('floor-scripts-', 'leasehold-')));
+  const floors = scriptFloors.filter((f) => ids.has(floorOf(f.id)));
   const all = [...ctx.contenders, ...floors];
   try {
     for (const [i, c] of all.entries()) {
@@ -128,7 +128,7 @@ function split(all: Record<string, Pairs>): {
   const floors: Record<string, Pairs> = {};
   const contenders: Record<string, Pairs> = {};
   for (const [id, r] of Object.entries(all)) {
-    if (id.startsWith('floor-scripts-')) floors[id.slice('floor-scripts-'.length)] = r;
+    if (id.startsWith(FLOOR_PREFIX)) floors[id.slice(FLOOR_PREFIX.length)] = r;
     else contenders[id] = r;
   }
   return { floors, contenders };
