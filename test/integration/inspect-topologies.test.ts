@@ -128,7 +128,7 @@ describe(`inspection in quorum mode (${mode})`, () => {
   });
 
   /** Two instances on the quorum, under `prefix`. */
-  const quorumPair = (prefix: string) => {
+  const quorumPair = async (prefix: string) => {
     const options = {
       nodes: [...masters.urls],
       driver: testDriver,
@@ -137,7 +137,11 @@ describe(`inspection in quorum mode (${mode})`, () => {
       ttl: 3_000,
       ...(tracking ? {} : { retryDelay: 20 }),
     };
-    return Promise.all([Leasehold.connect(options), Leasehold.connect(options)]);
+    const pair = await Promise.all([Leasehold.connect(options), Leasehold.connect(options)]);
+    // connect() resolves on a majority; these tests' premises (a waiter recorded on each node, a
+    // stranger's key on the third) need every node from the first call.
+    await Promise.all(pair.map((lh) => masters.everyNodeConnected(lh, prefix)));
+    return pair;
   };
 
   test("a quorum's waiters: recorded on the nodes, listed once, gone when served or when they give up", async () => {
@@ -151,7 +155,7 @@ describe(`inspection in quorum mode (${mode})`, () => {
       const gaveUp = other
         .acquire('q:wait', { owner: 'impatient', signal: ac.signal })
         .catch((error: unknown) => error);
-      await waitFor(async () => (await owners()) === 'impatient');
+      await waitForOwners(owners, 'impatient');
       const state = await lh.inspect('q:wait');
       assert.equal(state?.queued, 1, 'one waiter, however many nodes record it');
       const [w] = state?.waiters ?? [];
@@ -160,12 +164,12 @@ describe(`inspection in quorum mode (${mode})`, () => {
       ac.abort();
       assert.ok((await gaveUp) instanceof Error);
       // Forgotten on every node at once.
-      await waitFor(async () => (await owners()) === '');
+      await waitForOwners(owners, '');
       const served = other.acquire('q:wait', { owner: 'patient', timeout: 5_000 });
-      await waitFor(async () => (await owners()) === 'patient');
+      await waitForOwners(owners, 'patient');
       await lease.release();
       const next = await served;
-      await waitFor(async () => (await owners()) === '');
+      await waitForOwners(owners, '');
       assert.equal((await lh.inspect('q:wait'))?.holders[0]?.owner, 'patient');
       await next.release();
     } finally {
@@ -185,10 +189,10 @@ describe(`inspection in quorum mode (${mode})`, () => {
       const third = masters.servers[2]!;
       await command(third.port, ['SET', lockKey(prefix, 'q:race'), 'stranger', 'PX', '60000']);
       const served = other.acquire('q:race', { owner: 'patient', timeout: 5_000 });
-      await waitFor(async () => (await owners()) === 'patient');
+      await waitForOwners(owners, 'patient');
       await lease.release();
       const next = await served;
-      await waitFor(async () => (await owners()) === '');
+      await waitForOwners(owners, '');
       await next.release();
     } finally {
       await Promise.all([lh.close(), other.close()]);
@@ -199,3 +203,18 @@ describe(`inspection in quorum mode (${mode})`, () => {
 /** Polls an inspection until `check` holds (no event says when Redis shows a change). */
 const waitFor = (check: () => Promise<boolean>, ms = 2_000) =>
   until('the inspection to show it', check, { timeout: ms, interval: 10 });
+
+/**
+ * Polls until the waiters' owners read `expected`; on timeout the error says what they last were
+ * (a bare `false` would say only "condition never held").
+ */
+const waitForOwners = (owners: () => Promise<string | undefined>, expected: string, ms = 2_000) =>
+  until(
+    `the waiters to read "${expected}"`,
+    async () => {
+      const seen = await owners();
+      if (seen !== expected) throw new Error(`last read ${JSON.stringify(seen)}`);
+      return true;
+    },
+    { timeout: ms, interval: 10 },
+  );
