@@ -1,10 +1,17 @@
 import { monotonic } from '../base/clock.ts';
 import type { ScriptCall } from '../driver/types.ts';
-import { ConnectionClosedError, QuorumError } from '../errors.ts';
+import {
+  ConnectionClosedError,
+  type LeaseholdError,
+  LockTimeoutError,
+  QuorumError,
+  RedisUnavailableError,
+} from '../errors.ts';
 import type { Lease } from '../lease.ts';
 import type { ValidAcquireOptions } from '../options/index.ts';
 import type { Grant } from '../runners/runner.ts';
 import { Attempts, type LeaseMode, type Routed } from './attempts.ts';
+import { Bound } from './bound.ts';
 import type { Context } from './context.ts';
 import { type FollowSource, follow } from './follow.ts';
 import { HeldLeases } from './held-leases.ts';
@@ -12,6 +19,7 @@ import { Queues } from './queues.ts';
 import type { Spec } from './spec.ts';
 import { SpecOp } from './spec-core.ts';
 import { traceAcquire } from './tracing.ts';
+import type { Attempt } from './wait-queue.ts';
 import { Waiter } from './waiter.ts';
 
 /** What a one-attempt call (tryAcquire, forceAcquire) passes: the lease's TTL, owner and modes. */
@@ -51,12 +59,112 @@ export class Engine {
     };
   }
 
-  /** Waits for `spec`'s lease on `name` (see Queues.wait for timeout, signal and close). */
+  /**
+   * Waits for `spec`'s lease on `name` (see Queues.wait for timeout, signal and close). The
+   * uncontended fast path: while nobody in this process waits for the name, one attempt goes out
+   * before any wait exists (a Waiter, its local queue and watches, grant listening), none of which
+   * an uncontended acquire needs. A busy lock makes them and hands them the attempt's verdict, so
+   * a contended acquire pays no extra round trip for it.
+   */
   acquire<K, R>(spec: Spec<K, R>, name: string, request: R, options: ValidAcquireOptions): Promise<Lease> {
+    return traceAcquire(spec, name, () => this.#acquire(spec, name, request, options));
+  }
+
+  async #acquire<K, R>(
+    spec: Spec<K, R>,
+    name: string,
+    request: R,
+    options: ValidAcquireOptions,
+  ): Promise<Lease> {
+    const ctx = this.#ctx;
+    if (ctx.closed) throw new ConnectionClosedError();
+    const { signal, timeout, ttl } = options;
+    if (signal?.aborted) throw signal.reason;
     // Direct grants where the spec has them and the instance can subscribe, for a caller that waits.
+    const grants = spec.grants !== undefined && timeout !== 0 ? ctx.grants : undefined;
+    const attempts = this.#attempts;
+    const waiting = this.#waiting;
+    const keys = spec.keys(ctx.prefix, name, request);
+    const stored = attempts.stamp(options.owner);
+    const queueKey = spec.waiting(keys, request, stored).key;
+    const how = spec.acquire(keys, stored, ttl, request, false);
+    // Without grants, a spec that keeps its waiters in Redis joins them from its first attempt.
+    const joins = timeout !== 0 && grants === undefined && (spec.registers ?? spec.records) !== undefined;
+    // Behind another caller of this process (queued, or its first attempt out): wait in line.
+    if (joins || !waiting.firstOut(queueKey))
+      return waiting.wait(this.#waiter(spec, name, request, options), options);
+    const startedAt = monotonic();
+    const pushes = ctx.dispatcher.pushes;
+    const wakes = waiting.wakes;
+    const sending = attempts.send(spec, name, request, ttl, stored, how, undefined, keys);
+    const bound =
+      timeout === Number.POSITIVE_INFINITY && signal === undefined
+        ? undefined
+        : new Bound(name, timeout, signal);
+    let verdict: Attempt<Lease>;
+    let busy = false;
+    let lastError: LeaseholdError | undefined;
+    try {
+      const { grant, sentAt, gaveBack } = await (bound === undefined ? sending : bound.race(sending));
+      busy = !('fence' in grant);
+      verdict =
+        'fence' in grant
+          ? attempts.granted(spec, name, request, stored, grant, ttl, sentAt, options)
+          : attempts.busy(spec, grant, ttl, gaveBack);
+    } catch (error) {
+      if (bound?.ended) {
+        // The caller is gone; the attempt settles later: a lease it got goes back at once.
+        void sending.then(
+          ({ grant, sentAt }) => {
+            waiting.firstBack(queueKey)?.wake();
+            if (!('fence' in grant)) return;
+            try {
+              const late = attempts.granted(spec, name, request, stored, grant, ttl, sentAt, options);
+              if ('acquired' in late) void late.acquired.release().catch(() => {});
+            } catch {
+              // Closed meanwhile: HeldLeases.hold gave the key back.
+            }
+          },
+          () => waiting.firstBack(queueKey)?.wake(),
+        );
+        throw error;
+      }
+      // Redis or a quorum unreachable: try again after a pause, or at once when it comes back.
+      if (!(error instanceof RedisUnavailableError || error instanceof QuorumError)) {
+        waiting.firstBack(queueKey)?.wake();
+        throw error;
+      }
+      verdict = { retryIn: ctx.retryDelay };
+      lastError = error;
+    }
+    const queued = waiting.firstBack(queueKey);
+    if ('acquired' in verdict) {
+      // Waiters that queued behind this attempt try now (a shared lease may leave room).
+      queued?.wake();
+      ctx.emit('acquired', {
+        name,
+        fencingToken: verdict.acquired.fencingToken,
+        waited: monotonic() - startedAt,
+      });
+      return verdict.acquired;
+    }
+    if (ctx.closed) throw new ConnectionClosedError();
+    if (timeout === 0) {
+      queued?.wake();
+      throw lastError instanceof QuorumError ? lastError : new LockTimeoutError(name, 0, lastError);
+    }
+    // A push, or a local wake (a lease of this process ended: its own writes bring no push),
+    // that came while the attempt was out may have freed the lock after the attempt read it.
+    const quiet = queued === undefined && ctx.dispatcher.pushes === pushes && waiting.wakes === wakes;
+    const waiter = this.#waiter(spec, name, request, options);
+    waiter.lastError = lastError;
+    return waiting.wait(waiter, options, { startedAt, verdict: waiter.firstWas(verdict, busy), quiet });
+  }
+
+  /** The wait of a caller (a stored value of its own: the fast path's may be owed a give-back). */
+  #waiter<K, R>(spec: Spec<K, R>, name: string, request: R, options: ValidAcquireOptions): Waiter {
     const grants = spec.grants !== undefined && options.timeout !== 0 ? this.#ctx.grants : undefined;
-    const waiter = new Waiter(this.#attempts, spec, name, request, options, grants, this.#wake);
-    return traceAcquire(spec, name, () => this.#waiting.wait(waiter as Waiter, options));
+    return new Waiter(this.#attempts, spec, name, request, options, grants, this.#wake) as Waiter;
   }
 
   /** One attempt; undefined when busy. Announces the lease as a wait queue would. */
@@ -198,7 +306,7 @@ export class Engine {
    * and the calls in flight fail as the drivers cut their sockets.
    */
   destroy(): void {
-    this.#waiting.close(true);
+    this.#waiting.close();
     void this.#ctx.grants?.close().catch(() => {});
     this.#held.destroy();
     this.#ctx.giveBacks.drop();

@@ -5,8 +5,15 @@ import type { Lease } from '../lease.ts';
 import type { ValidAcquireOptions } from '../options/index.ts';
 import type { Context } from './context.ts';
 import type { WaitSpec } from './spec.ts';
-import { type Attempt, WaitQueue } from './wait-queue.ts';
+import { type Attempt, type Retry, WaitQueue } from './wait-queue.ts';
 import type { Waiter } from './waiter.ts';
+
+/** How a wait begins whose first attempt went out before it (Engine.acquire). */
+export interface First {
+  startedAt: number;
+  verdict: Retry;
+  quiet: boolean;
+}
 
 /**
  * Every local wait queue of an instance (one WaitQueue per key: wait-queue.ts), the one wait loop of every primitive driven by pushes, local wakes
@@ -19,11 +26,10 @@ export class Queues {
   readonly #queues = new Map<string, { queue: WaitQueue<Lease, Waiter>; unwatch: () => void }>();
   /** Per queue with WaitSpec.wakeOnBlocking: the key its last attempt found busy. */
   readonly #blocking = new Map<string, string>();
-  /** Local wakes so far (see #first: one during a first attempt makes its verdict stale). */
+  /** Local wakes so far (see wakes). */
   #wakes = 0;
-  /** Keys with a fast-path first attempt in flight (see #first). */
-  /** The waiter whose first attempt is out, per key (#first): destroy() ends it at once. */
-  readonly #firsts = new Map<string, Waiter>();
+  /** Keys with a first attempt out (firstOut). */
+  readonly #firsts = new Set<string>();
   /** Other local things to wake by key (election observers). */
   readonly #wakers = new Map<string, Set<() => void>>();
   /** Called by close(): waiters outside the wait queues (observers) end themselves. */
@@ -48,15 +54,25 @@ export class Queues {
    * on a push for any of its `watch` keys, on a local wake of its key, and at the retry time each
    * failed attempt returns. `shared`: a success may leave room for the next waiter (readers,
    * permits). The waiter ends (Waiter.end: its one withdraw) however the wait ends: a lease,
-   * timeout, abort, close or error.
+   * timeout, abort, close or error. `first`: the caller's first attempt went out before the wait
+   * (Engine.acquire) at `startedAt`, with `verdict`; `quiet` when nothing changed meanwhile, so the
+   * queue waits as the verdict says rather than attempting again at once.
    */
-  wait(waiter: Waiter, options: ValidAcquireOptions): Promise<Lease> {
+  wait(waiter: Waiter, options: ValidAcquireOptions, first?: First): Promise<Lease> {
     const { name, queue } = waiter;
     const queueKey = queue.key;
     const { signal, timeout } = options;
-    if (this.#ctx.closed) return Promise.reject(new ConnectionClosedError());
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    const startedAt = monotonic();
+    const early = this.#ctx.closed
+      ? new ConnectionClosedError()
+      : signal?.aborted
+        ? signal.reason
+        : undefined;
+    if (early !== undefined) {
+      // A first attempt may have left it listening for a grant: its one end stops that.
+      waiter.end(false);
+      return Promise.reject(early);
+    }
+    const startedAt = first?.startedAt ?? monotonic();
     return new Promise<Lease>((resolve, reject) => {
       let cancelTimer: (() => void) | undefined;
       let endWarmth: (() => void) | undefined;
@@ -92,68 +108,43 @@ export class Queues {
               endWarmth ??= warmth.begin();
             },
       );
-      // after(): a timeout beyond setTimeout's 2^31-1 ms still waits that long (issue 28).
-      if (timeout > 0) cancelTimer = after(timeout, () => waiter.giveUp(), { ref: true });
+      // after(): a timeout beyond setTimeout's 2^31-1 ms still waits that long (issue 28); what
+      // a first attempt took counts.
+      if (timeout > 0)
+        cancelTimer = after(timeout - (monotonic() - startedAt), () => waiter.giveUp(), { ref: true });
       if (onAbort !== undefined) signal?.addEventListener('abort', onAbort, { once: true });
-      if (this.#queues.has(queueKey) || this.#firsts.has(queueKey)) {
-        waiter.queued();
+      waiter.queued();
+      if (first === undefined) {
         this.#queueFor(queue).add(waiter);
-      } else this.#first(queue, waiter);
+        return;
+      }
+      const { verdict } = first;
+      if (verdict.blocking !== undefined) this.#blocking.set(queueKey, verdict.blocking);
+      // Whoever queued during its first attempt arrived after it: it goes first.
+      this.#queueFor(queue).add(waiter, first.quiet ? verdict.retryIn : undefined, true);
     });
   }
 
   /**
-   * The uncontended fast path: nobody in this process waits for `key`, so attempt once before
-   * building a queue and its watches (which an uncontended acquire never needs). A busy
-   * lock sends the waiter to the queue with the attempt's verdict; a push that arrived in the
-   * meantime (counted by the dispatcher) makes the queue attempt again at once instead.
+   * A first attempt for `key` goes out outside any queue (Engine.acquire), unless this process
+   * already waits for it (a queue, or another first attempt out): false then, and the caller
+   * queues behind them.
    */
-  #first(spec: WaitSpec, waiter: Waiter): void {
-    const key = spec.key;
-    this.#firsts.set(key, waiter);
-    const pushes = this.#ctx.dispatcher.pushes;
-    const wakes = this.#wakes;
-    const done = (result: Attempt<Lease> | undefined, error?: unknown) => {
-      this.#firsts.delete(key);
-      // Waiters that queued behind this attempt have not attempted yet.
-      const queued = this.#queues.get(key)?.queue;
-      if (result !== undefined && 'acquired' in result) {
-        if (waiter.settled) void result.acquired.release().catch(() => {});
-        else waiter.resolve(result.acquired);
-        queued?.wake();
-        return;
-      }
-      if (waiter.settled) {
-        queued?.wake();
-        return;
-      }
-      if (result === undefined) {
-        waiter.giveUp(error);
-        queued?.wake();
-        return;
-      }
-      if (this.#ctx.closed) {
-        waiter.giveUp(new ConnectionClosedError());
-        return;
-      }
-      if (waiter.oneShot) {
-        waiter.giveUp();
-        queued?.wake();
-        return;
-      }
-      // A push, or a local wake (a lease of this process ended: its own writes bring no push),
-      // that came while the attempt was out may have freed the lock after the attempt read it.
-      const quiet = queued === undefined && this.#ctx.dispatcher.pushes === pushes && this.#wakes === wakes;
-      // Whoever queued meanwhile arrived after this waiter: it goes first.
-      waiter.queued();
-      this.#queueFor(spec).add(waiter, quiet ? result.retryIn : undefined, true);
-    };
-    const settle = (result: Attempt<Lease> | undefined, error?: unknown) => {
-      done(result, error);
-      // No queue (the waiter ended here): nothing will read the key its attempt found busy.
-      if (!this.#queues.has(key)) this.#blocking.delete(key);
-    };
-    this.#attemptOf(waiter).then(settle, (error: unknown) => settle(undefined, error));
+  firstOut(key: string): boolean {
+    if (this.#queues.has(key) || this.#firsts.has(key)) return false;
+    this.#firsts.add(key);
+    return true;
+  }
+
+  /** That first attempt settled: the queue of the callers who arrived meanwhile, if any. */
+  firstBack(key: string): WaitQueue<Lease, Waiter> | undefined {
+    this.#firsts.delete(key);
+    return this.#queues.get(key)?.queue;
+  }
+
+  /** Local wakes so far: one during a first attempt makes its verdict stale. */
+  get wakes(): number {
+    return this.#wakes;
   }
 
   /** One attempt of `waiter`, with Redis or a quorum unreachable turned into a retry later. */
@@ -205,12 +196,11 @@ export class Queues {
   }
 
   /**
-   * close(): every waiter rejects with ConnectionClosedError; one whose first attempt is out does
-   * when the attempt settles (a lease it got is then released), or at once with `now` (destroy()).
+   * close(): every waiter rejects with ConnectionClosedError. A first attempt out (Engine.acquire)
+   * settles as its call does: within commandTimeout, at once when destroy() cuts the sockets.
    */
-  close(now = false): void {
+  close(): void {
     this.#ctx.warmth?.stop();
-    if (now) for (const waiter of this.#firsts.values()) waiter.giveUp(new ConnectionClosedError());
     for (const { queue, unwatch } of this.#queues.values()) {
       for (const waiter of queue.drain()) waiter.giveUp(new ConnectionClosedError());
       unwatch();

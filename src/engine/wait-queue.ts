@@ -1,7 +1,10 @@
 import { after } from '../base/timer.ts';
 
 /** The outcome of one attempt: the thing acquired, or how long until trying again is worthwhile. */
-export type Attempt<T> = { acquired: T } | { retryIn: number; blocking?: string };
+export type Attempt<T> = { acquired: T } | Retry;
+
+/** A failed attempt: when trying again is worthwhile, and the key that blocked it (multiLock). */
+export type Retry = { retryIn: number; blocking?: string };
 
 /** Zero-delay retries in a row before the queue falls back to a 1 ms timer. */
 const MAX_QUICK_RETRIES = 8;

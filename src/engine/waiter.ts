@@ -7,7 +7,7 @@ import { confirmed } from './give-backs.ts';
 import { CLAIM_WINDOW, type GrantListener, type Grants, type GrantTicket } from './grants.ts';
 import { Owed } from './owed.ts';
 import { calls, type Spec, type WaitSpec } from './spec.ts';
-import type { Attempt, Waiter as QueueWaiter } from './wait-queue.ts';
+import type { Attempt, Waiter as QueueWaiter, Retry } from './wait-queue.ts';
 
 /** An attempt not sent: the wait ended while it was getting ready. */
 const ENDED: Attempt<Lease> = { retryIn: Number.POSITIVE_INFINITY };
@@ -130,6 +130,18 @@ export class Waiter<K = unknown, R = unknown> implements GrantListener, QueueWai
   timeoutError(): LeaseholdError {
     const last = this.lastError;
     return last instanceof QuorumError ? last : new LockTimeoutError(this.name, this.#options.timeout, last);
+  }
+
+  /**
+   * Its first attempt went out before it existed (Engine.acquire's fast path) and gave `verdict`:
+   * the next one is its second. Found `busy`, one that may get a grant listens and attempts again
+   * at once, registered this time, as attempt() does after a busy first attempt.
+   */
+  firstWas(verdict: Retry, busy: boolean): Retry {
+    this.#tries = 1;
+    if (!busy || this.#grants === undefined) return verdict;
+    this.#listen();
+    return { retryIn: 0 };
   }
 
   /** One attempt: the lease, or when to try again. Never sends once the wait has ended. */

@@ -5,7 +5,8 @@
 // 2. fencing tokens never go back: an exclusive lease's is above every token handed out before
 //    it for that name, a reader's above every writer's, a permit's never seen before;
 // 3. no name left unused beyond the strand bound while a live waiter waits for it (unused: free,
-//    or held only under values a grant set that no caller was handed and no command claimed);
+//    or held only under values a grant set that no caller was handed and no command claimed, or
+//    under values of waits that ended without them, by a live process that owes them back);
 // 4. a wait that has ended never sends an attempt again;
 // 5. at the end, with every fault healed: every wait settled, no waiter state left in any live
 //    process (waiting, grant waiters, give-backs), and no registration left in Redis for one.
@@ -231,7 +232,7 @@ export class Checker {
     for (const [value, permits] of holdersOnServer(this.#init.server, target)) {
       const unclaimedGrant =
         this.#granted.has(value) && !this.#everHanded.has(value) && !this.#claimed.has(value);
-      if (!unclaimedGrant) used += permits;
+      if (!unclaimedGrant && !this.#orphan(value)) used += permits;
     }
     let free =
       target.kind === 'semaphore' ? SEMAPHORE_LIMIT - used : trusted.length === 0 && used === 0 ? 1 : 0;
@@ -281,6 +282,17 @@ export class Checker {
       );
       this.#strandSince.delete(name);
     }
+  }
+
+  /**
+   * Held under the value of a wait that ended without being handed it (an attempt answered after
+   * its caller timed out or gave up), by a live process: that process owes the key back at once.
+   */
+  #orphan(value: string): boolean {
+    if (!this.#ended.has(value) || this.#everHanded.has(value)) return false;
+    const owner = ownerOf(value).split('.')[0];
+    const process = this.#init.processes.find((p) => p.owner === owner);
+    return process !== undefined && live_(process);
   }
 
   /** Invariant 5, once the run has settled. */
