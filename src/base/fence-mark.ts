@@ -28,8 +28,27 @@ function tagFor(slot: number): string {
   return tag;
 }
 
+/** Prefixes whose marks are kept (a process has a few; tests make hundreds: then start over). */
+const KEPT_PREFIXES = 8;
+/** Per prefix, the mark of each slot named so far: every acquisition and release names one. */
+const marks = new Map<string, Map<number, string>>();
+
 /** The fence mark of the counter `key` (a key of `prefix`): `<prefix>:fence-mark{<tag>}`. */
-export const fenceMark = (prefix: string, key: string): string => `${prefix}${MARK}{${tagFor(keySlot(key))}}`;
+export function fenceMark(prefix: string, key: string): string {
+  let bySlot = marks.get(prefix);
+  if (bySlot === undefined) {
+    if (marks.size >= KEPT_PREFIXES) marks.clear();
+    bySlot = new Map();
+    marks.set(prefix, bySlot);
+  }
+  const slot = keySlot(key);
+  let mark = bySlot.get(slot);
+  if (mark === undefined) {
+    mark = `${prefix}${MARK}{${tagFor(slot)}}`;
+    bySlot.set(slot, mark);
+  }
+  return mark;
+}
 
 /** Whether `key` is a fence mark (of any prefix). */
 export const isFenceMark = (key: string): boolean => /:fence-mark\{\d+\}$/.test(key);

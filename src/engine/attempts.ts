@@ -74,12 +74,17 @@ export class Attempts {
     const sentAt = monotonic();
     if (inOrder(how)) return { ...(await this.#inOrder(runner, name, how, ttl)), sentAt };
     const op = new SpecOp(spec, spec.operation, name, keys, stored, ttl, request, how);
+    // In close()'s set until this continuation has run (HeldLeases.enter): no then() of its own.
+    const acquiring = runner.acquire(op);
+    this.#held.enter(acquiring);
     try {
-      return { grant: await this.#held.track(runner.acquire(op)), gaveBack: false, sentAt };
+      return { grant: await acquiring, gaveBack: false, sentAt };
     } catch (error) {
       this.unanswered(runner, op, error, owed);
       if (this.#ctx.closed) throw new ConnectionClosedError();
       throw error;
+    } finally {
+      this.#held.leave(acquiring);
     }
   }
 

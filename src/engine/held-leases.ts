@@ -108,6 +108,18 @@ export class HeldLeases {
     return promise;
   }
 
+  /**
+   * track() for a caller that awaits `promise` itself: in the set until the caller's `leave()`,
+   * which runs after its continuation, as close() needs (see track); one then() fewer per call.
+   */
+  enter(promise: Promise<unknown>): void {
+    this.#inFlight.add(promise);
+  }
+
+  leave(promise: Promise<unknown>): void {
+    this.#inFlight.delete(promise);
+  }
+
   /** close(): attempts in flight settle, then every held lease is ended and released. */
   async close(): Promise<void> {
     // A hung Redis (SIGSTOPped, black-holed) never answers: attempts in flight settle within
