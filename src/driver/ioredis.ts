@@ -325,12 +325,12 @@ export class IoredisDriver implements Driver {
   }
 
   /**
-   * A RESP2 subscriber of our own on `channel`, with the command connection's settings; ioredis
-   * re-subscribes it after every reconnect.
+   * A RESP2 subscriber of our own on `channel`, with the command connection's settings,
+   * re-subscribed after every reconnect (subscribeOn).
    */
   subscribe(channel: string, handlers: SubscriptionHandlers): Subscription {
     return subscribeOn(
-      this.#newClient!({ autoResubscribe: true, protocol: 2 }),
+      this.#newClient!({ autoResubscribe: false, protocol: 2 }),
       channel,
       handlers,
       this.#subs,
