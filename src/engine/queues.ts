@@ -17,7 +17,8 @@ export interface First {
 
 /**
  * Every local wait queue of an instance (one WaitQueue per key: wait-queue.ts), the one wait loop of every primitive driven by pushes, local wakes
- * and retry timers, with a fast path for the uncontended first attempt. Mutex waiters of one name
+ * and retry timers; a caller's first attempt, when nobody here waits for its key, goes out before
+ * its wait exists (Engine.acquire: firstOut, firstBack, wait's `first`). Mutex waiters of one name
  * share a queue and its single attempt in flight; a fair-lock waiter or a waiting writer, whose
  * stored value is its registration, waits in a queue of its own.
  */
