@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { Redis } from 'ioredis';
 import { within } from '../base/timeouts.ts';
 import { CANARY_TIMEOUT } from './canary.ts';
+import { Resubscribe } from './resubscribe.ts';
 import type { Subscription, SubscriptionHandlers } from './types.ts';
 
 /**
@@ -37,8 +38,8 @@ export function dropSocket(client: Redis): void {
 }
 
 /**
- * `sub`, a RESP2 connection of our own (made with autoResubscribe off), subscribed to `channel`,
- * and again after every reconnect. Kept in `subs` until closed, so that the driver's close() ends it.
+ * `sub`, a RESP2 connection of our own (made with autoResubscribe off), subscribed to `channel`
+ * at every 'ready' (Resubscribe). Kept in `subs` until closed, so that the driver's close() ends it.
  */
 export function subscribeOn(
   sub: Redis,
@@ -47,34 +48,26 @@ export function subscribeOn(
   subs: Set<Redis>,
 ): Subscription {
   subs.add(sub);
-  let subscribed = false;
+  // Not ioredis's autoResubscribe: that one's SUBSCRIBE is not caught, and with the offline queue
+  // off it rejects when the connection drops again before it is written, an unhandled rejection
+  // that ends a user's process (a restarted Valkey 8.1 in restart-empty.test.ts). A message
+  // published before the SUBSCRIBE counts no receiver and is not sent (the waiter hears of the
+  // lock through its push instead).
+  const keep = new Resubscribe(
+    () => sub.subscribe(channel),
+    handlers,
+    () => sub.status === 'ready',
+  );
   sub.on('error', () => {});
   sub.on('close', () => handlers.down());
   sub.on('message', (from: string, message: string) => {
     if (from === channel) handlers.message(message);
   });
-  // Re-subscribed here after every reconnect, not by ioredis's autoResubscribe: that one's
-  // SUBSCRIBE is not caught, and with the offline queue off it rejects when the connection drops
-  // again before it is written, an unhandled rejection that ends a user's process (a restarted
-  // Valkey 8.1 in restart-empty.test.ts). A message published before this counts no receiver and
-  // is simply not sent (the waiter hears of the lock through its push instead).
-  sub.on('ready', () => {
-    if (!subscribed) return;
-    sub.subscribe(channel).then(
-      () => handlers.up(),
-      () => handlers.down(),
-    );
-  });
-  const opened = sub
-    .connect()
-    .then(() => sub.subscribe(channel))
-    .then(() => {
-      subscribed = true;
-      handlers.up();
-    });
-  opened.catch(() => handlers.down());
+  sub.on('ready', () => keep.ready());
+  sub.connect().catch(() => handlers.down());
   return {
     close: async () => {
+      keep.close();
       // At once, not after the subscribe: a stalled server would hold close() up forever.
       subs.delete(sub);
       sub.disconnect();

@@ -2,6 +2,7 @@ import type { RedisClientType } from 'redis';
 import { within } from '../base/timeouts.ts';
 import { CANARY_TIMEOUT } from './canary.ts';
 import { isDefinitive } from './connect-errors.ts';
+import { Resubscribe } from './resubscribe.ts';
 import type { Subscription, SubscriptionHandlers } from './types.ts';
 
 // node-redis's generic client type is a large union; the driver only uses these members.
@@ -72,8 +73,9 @@ export function pushReceiver(
 
 /**
  * `sub`, a RESP2 copy of the command connection's settings (TLS, credentials), subscribed to
- * `channel`; node-redis re-subscribes it after every reconnect. Kept in `subs` until closed, so
- * that the driver's close() destroys it.
+ * `channel` at every 'ready' (Resubscribe): node-redis re-subscribes only channels whose SUBSCRIBE
+ * succeeded, and for those ours costs no command. Kept in `subs` until closed, so that the
+ * driver's close() destroys it.
  */
 export function subscribeOn(
   sub: Client,
@@ -85,21 +87,20 @@ export function subscribeOn(
     subscribe(channel: string, listener: (message: string) => void): Promise<void>;
   };
   subs.add(sub);
-  let subscribed = false;
+  // One listener for every SUBSCRIBE: node-redis keeps a channel's listeners in a Set.
+  const listener = (message: string) => handlers.message(String(message));
+  const keep = new Resubscribe(
+    () => client.subscribe(channel, listener),
+    handlers,
+    () => sub.isReady,
+  );
   sub.on('error', () => handlers.down());
   sub.on('end', () => handlers.down());
-  sub.on('ready', () => {
-    if (subscribed) handlers.up();
-  });
-  const opened = connectClient(sub)
-    .then(() => client.subscribe(channel, (message) => handlers.message(String(message))))
-    .then(() => {
-      subscribed = true;
-      handlers.up();
-    });
-  opened.catch(() => handlers.down());
+  sub.on('ready', () => keep.ready());
+  connectClient(sub).catch(() => handlers.down());
   return {
     close: async () => {
+      keep.close();
       // At once, not after the subscribe: a stalled server would hold close() up forever.
       subs.delete(sub);
       try {

@@ -11,9 +11,11 @@ import {
   RedisCommandError,
   ScriptingUnavailableError,
 } from '../../src/index.ts';
+import { mutexKeys } from '../../src/primitives/mutex.ts';
 import { leasehold } from '../harness/cli.ts';
 import { exercise } from '../harness/exercise.ts';
-import { mode, testDriver, testNotifications, useRedis } from '../harness/leasehold.ts';
+import { mode, testDriver, testNotifications, useRedis, within } from '../harness/leasehold.ts';
+import { until } from '../harness/poll.ts';
 import { command } from '../harness/resp.ts';
 
 /** The `ACL SETUSER leasehold ...` line of docs/security.md, as arguments. */
@@ -127,6 +129,42 @@ describe(`least-privilege ACL users (${mode})`, () => {
       }
     } finally {
       await lh.close();
+    }
+  });
+
+  test('a user whose ACL lacks the grant channel gets direct grants once an operator adds it', {
+    skip:
+      testDriver === 'glide'
+        ? "GLIDE subscribes on its Watch connection, not the clients' subscribeOn"
+        : false,
+  }, async () => {
+    const port = redis.server.port;
+    await command(
+      port,
+      userRule('latechannels', (rules) => rules.filter((r) => r !== '&leasehold:grants:*')),
+    );
+    const [holder, waiter] = await Promise.all([connect('latechannels'), connect('latechannels')]);
+    const registered = async () =>
+      Number(await command(port, ['ZCARD', mutexKeys('leasehold', 'late').waiters]));
+    try {
+      const first = await holder.acquire('late', { ttl: 30_000 });
+      const next = waiter.acquire('late', { ttl: 30_000 });
+      // The grant subscription is refused (NOPERM): the waiter's attempts register nothing.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(await registered(), 0);
+      await command(port, ['ACL', 'SETUSER', 'latechannels', '&leasehold:grants:*']);
+      // The refused SUBSCRIBE goes again after a pause (1 s the first time); once it is up, the
+      // waiter attempts with a ticket and registers. Before, a first SUBSCRIBE that failed was
+      // never sent again: no direct grants for the rest of the instance's life.
+      await until('the waiter registered for a grant', async () => (await registered()) === 1, {
+        timeout: 5_000,
+      });
+      await first.release();
+      const lease = await within(next, 2_000, "the waiter's grant");
+      assert.equal(await registered(), 0);
+      await lease.release();
+    } finally {
+      await Promise.all([holder.close(), waiter.close()]);
     }
   });
 
