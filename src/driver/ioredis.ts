@@ -292,6 +292,21 @@ export class IoredisDriver implements Driver {
     });
   }
 
+  /** eval(call).then(read, fail) with one promise of ours (Recovery.callThen) on our own connection. */
+  evalThen<T>(call: ScriptCall, read: (reply: unknown) => T, fail: (error: unknown) => never): Promise<T> {
+    if (!this.#own || this.#cmd?.status !== 'ready') return this.eval(call).then(read, fail);
+    const cmd = this.#send();
+    const [name, ...rest] = evalArgs(call, true);
+    return this.#recovery.callThen(
+      () => cmd.call(name!, ...rest),
+      read,
+      (error: unknown) => {
+        if (!isNoScript(error)) return fail(error);
+        return this.#command(cmd, evalArgs(call, false)).then(read, fail);
+      },
+    );
+  }
+
   async evalMany(calls: readonly ScriptCall[]): Promise<unknown[]> {
     if (calls.length === 0) return [];
     // One call (a release, one lease's extension) is a plain command: an explicit Pipeline per

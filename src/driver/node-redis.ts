@@ -302,6 +302,24 @@ export class NodeRedisDriver implements Driver {
     return this.#send(() => this.#eval(call));
   }
 
+  evalThen<T>(call: ScriptCall, read: (reply: unknown) => T, fail: (error: unknown) => never): Promise<T> {
+    return this.#send(() => this.#evalThen(call, read, fail));
+  }
+
+  /** #eval(call).then(read, fail) with one promise of ours (Recovery.callThen) on our own connection. */
+  #evalThen<T>(call: ScriptCall, read: (reply: unknown) => T, fail: (error: unknown) => never): Promise<T> {
+    const cmd = this.#cmd!;
+    if (!this.#own || !cmd.isReady) return this.#eval(call).then(read, fail);
+    return this.#recovery.callThen(
+      () => cmd.sendCommand(evalArgs(call, true)),
+      read,
+      (error: unknown) => {
+        if (!isNoScript(error)) return fail(error);
+        return this.#command(cmd, evalArgs(call, false), true).then(read, fail);
+      },
+    );
+  }
+
   /** One command through PacedSends on our own connection; a user's client gets it at once. */
   #send<T>(send: () => Promise<T>): Promise<T> {
     return this.#paced === undefined ? send() : this.#paced.send(send);

@@ -70,6 +70,39 @@ export class Recovery {
     return sent.then(ok as (reply: T) => T, failed);
   }
 
+  /**
+   * call(send).then(read, fail) in one step: the hot path's commands (an acquire, a release) pay
+   * one promise here instead of one per layer above. `fail` may return a retry's promise.
+   */
+  callThen<T>(
+    send: () => Promise<unknown>,
+    read: (reply: unknown) => T,
+    fail: (error: unknown) => T | Promise<T>,
+  ): Promise<T> {
+    if (this.#fence !== undefined && !this.#identifying) {
+      const fence = this.#fence;
+      return fence.then(() => this.callThen(send, read, fail));
+    }
+    const generation = this.generation;
+    this.dog.sent();
+    let sent: Promise<unknown>;
+    try {
+      sent = send();
+    } catch (error) {
+      sent = Promise.reject(error);
+    }
+    return sent.then(
+      (reply) => {
+        if (generation === this.generation) this.dog.answered();
+        return read(reply);
+      },
+      (error: unknown) => {
+        if (generation === this.generation) this.dog.answered();
+        return fail(generation === this.#abandoned && this.#reason !== undefined ? this.#reason : error);
+      },
+    );
+  }
+
   /** What a call of `generation` does with its reply or error (see call()). */
   #repliesFor(generation: number): { ok: (reply: unknown) => unknown; failed: (error: unknown) => never } {
     return {

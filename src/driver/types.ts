@@ -104,6 +104,11 @@ export interface Driver {
   readonly proof: TrackingProof | undefined;
   /** EVALSHA, falling back to EVAL when the server does not know the script. */
   eval(call: ScriptCall): Promise<unknown>;
+  /**
+   * `eval(call).then(read, fail)` as one promise instead of a chain of them, where the driver can
+   * (its own connection on node-redis and ioredis): every acquire and release goes through here.
+   */
+  evalThen?<T>(call: ScriptCall, read: (reply: unknown) => T, fail: (error: unknown) => never): Promise<T>;
   /** Pipelined: one round trip for the batch. Each slot is the reply or the Error for that call. */
   evalMany(calls: readonly ScriptCall[]): Promise<unknown[]>;
   /** A plain command, e.g. `['PTTL', key]`. */

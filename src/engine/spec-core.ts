@@ -204,7 +204,7 @@ export class SpecCore<K, R> implements LeaseCore {
       // One script on one Redis (a mutex's, a semaphore's): its reply is 1 when this holder
       // still held it. No outcome arrays on the path every lease takes.
       if (released === undefined && 'script' in release && !this.#runner.replicated)
-        return this.#runner.eval(release, 'release').then(isOne);
+        return this.#runner.eval(release, 'release', isOne);
       if (released !== undefined && 'script' in release) {
         return this.#runner.eval(release, 'release').then((reply) => {
           const { held, next } = released.call(spec, reply, keys);

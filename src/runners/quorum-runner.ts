@@ -134,7 +134,7 @@ export class QuorumRunner implements Runner {
     return this.#decide(batches, calls.length, 5_000, 'release');
   }
 
-  eval(_call: ScriptCall, operation: string): Promise<unknown> {
+  eval(_call: ScriptCall, operation: string): Promise<never> {
     return Promise.reject(oneRedisOnly(operation));
   }
 

@@ -71,8 +71,9 @@ export interface Runner {
   extend(ops: readonly ExtendOp[]): Promise<(boolean | Error)[]>;
   /** Compare-and-delete calls; per call: true when this holder still held it. */
   release(calls: readonly ScriptCall[]): Promise<(boolean | Error)[]>;
-  /** One call's raw reply (one Redis only: the replicated runners refuse). */
+  /** One call's raw reply, or `read` of it (one Redis only: the replicated runners refuse). */
   eval(call: ScriptCall, operation: string): Promise<unknown>;
+  eval<T>(call: ScriptCall, operation: string, read: (reply: unknown) => T): Promise<T>;
   /** A plain command's raw reply (one Redis only). */
   command(args: readonly string[], operation: string): Promise<unknown>;
   /** Whether a dropped connection that served the keys `affects` marks loses a lease on `key`. */
@@ -83,11 +84,15 @@ export interface Runner {
   readonly logical: ((key: string) => string) | undefined;
 }
 
+const same = (reply: unknown): unknown => reply;
+
 /** The runner over one driver, with the `durability` WAIT after each acquisition. */
 export class SingleRunner implements Runner {
   readonly replicated = false;
   readonly logical = undefined;
   readonly #driver: Driver;
+  /** #fail's: a few operations ('acquire', 'release', a primitive's own), each made once. */
+  readonly #fails = new Map<string, (error: unknown) => never>();
 
   constructor(driver: Driver) {
     this.#driver = driver;
@@ -99,15 +104,9 @@ export class SingleRunner implements Runner {
 
   acquire(op: AcquireOp): Promise<Grant> {
     const epoch = durabilityEpoch(this.#driver, op.key);
-    // Without `durability`, one then() with both handlers rather than an async function, or
-    // eval()'s catch and a then: one promise per lease instead of three.
+    // Without `durability`: the reply read in the driver's one then() (Driver.evalThen).
     if (epoch === undefined)
-      return this.#driver.eval(op.call).then(
-        (reply) => op.parse(reply),
-        (error: unknown) => {
-          throw toLeaseholdError(error, op.operation);
-        },
-      );
+      return this.#evalThen(op.call, (reply) => op.parse(reply), this.#fail(op.operation));
     return this.#durable(op, epoch);
   }
 
@@ -139,10 +138,30 @@ export class SingleRunner implements Runner {
     return this.#driver.sameSlot?.(keys) ?? true;
   }
 
-  eval(call: ScriptCall, operation: string): Promise<unknown> {
-    return this.#driver.eval(call).catch((error: unknown) => {
-      throw toLeaseholdError(error, operation);
-    });
+  eval(call: ScriptCall, operation: string): Promise<unknown>;
+  eval<T>(call: ScriptCall, operation: string, read: (reply: unknown) => T): Promise<T>;
+  eval(call: ScriptCall, operation: string, read: (reply: unknown) => unknown = same): Promise<unknown> {
+    return this.#evalThen(call, read, this.#fail(operation));
+  }
+
+  /** What a call of `operation` fails with: made once per operation, not per call. */
+  #fail(operation: string): (error: unknown) => never {
+    let fail = this.#fails.get(operation);
+    if (fail === undefined) {
+      fail = (error: unknown): never => {
+        throw toLeaseholdError(error, operation);
+      };
+      this.#fails.set(operation, fail);
+    }
+    return fail;
+  }
+
+  /** driver.eval(call).then(read, fail), in one promise where the driver can (Driver.evalThen). */
+  #evalThen<T>(call: ScriptCall, read: (reply: unknown) => T, fail: (error: unknown) => never): Promise<T> {
+    const driver = this.#driver;
+    return driver.evalThen === undefined
+      ? driver.eval(call).then(read, fail)
+      : driver.evalThen(call, read, fail);
   }
 
   command(args: readonly string[], operation: string): Promise<unknown> {
