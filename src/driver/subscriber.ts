@@ -1,4 +1,5 @@
 import { loadIoredis } from './load-ioredis.ts';
+import { Resubscribe } from './resubscribe.ts';
 import type { DriverKind } from './types.ts';
 
 /** A pub/sub subscription that reconnects by itself; `ready` runs after every (re)subscribe. */
@@ -8,44 +9,68 @@ export type Subscribe = (
   handlers: { message(text: string): void; ready(): void },
 ) => { close(): Promise<void> };
 
-/** node-redis: a plain RESP2 connection in subscribe mode (node-redis resubscribes on reconnect). */
+/** Nothing to do when a sentinel's SUBSCRIBE fails: Resubscribe sends it again. */
+const ignore = (): void => {};
+
+/**
+ * node-redis: a plain RESP2 connection in subscribe mode, subscribed at every 'ready'
+ * (Resubscribe: a first SUBSCRIBE that failed is sent again).
+ */
 export const nodeRedisSubscribe: Subscribe = (url, channel, handlers) => {
+  let keep: Resubscribe | undefined;
   const opened = import('redis').then(async ({ createClient }) => {
     const client = createClient({ url });
+    const listener = (message: string) => handlers.message(String(message));
+    keep = new Resubscribe(
+      () => client.subscribe(channel, listener),
+      { up: () => handlers.ready(), down: ignore },
+      () => client.isReady,
+    );
     client.on('error', () => {}); // reconnects by itself; the driver's own connection reports drops
-    client.on('ready', () => handlers.ready());
+    client.on('ready', () => keep?.ready());
     await client.connect();
-    await client.subscribe(channel, (message) => handlers.message(String(message)));
     return client;
   });
   opened.catch(() => {});
   return {
     close: async () => {
+      keep?.close();
       const client = await opened.catch(() => undefined);
+      keep?.close();
       client?.destroy();
     },
   };
 };
 
-/** ioredis (or iovalkey, its fork): a RESP2 subscriber (it resubscribes on reconnect). */
+/**
+ * ioredis (or iovalkey, its fork): a RESP2 subscriber subscribed at every 'ready' (Resubscribe;
+ * not its own autoResubscribe, whose SUBSCRIBE nobody catches).
+ */
 export const ioredisSubscribe =
   (pkg: 'ioredis' | 'iovalkey'): Subscribe =>
   (url, channel, handlers) => {
+    let keep: Resubscribe | undefined;
     const opened = loadIoredis(pkg).then(async (Redis) => {
-      const client = new Redis(url, { lazyConnect: true, protocol: 2 });
+      const client = new Redis(url, { lazyConnect: true, protocol: 2, autoResubscribe: false });
+      keep = new Resubscribe(
+        () => client.subscribe(channel),
+        { up: () => handlers.ready(), down: ignore },
+        () => client.status === 'ready',
+      );
       client.on('error', () => {});
-      client.on('ready', () => handlers.ready());
+      client.on('ready', () => keep?.ready());
       client.on('message', (from: string, message: string) => {
         if (from === channel) handlers.message(message);
       });
       await client.connect();
-      await client.subscribe(channel);
       return client;
     });
     opened.catch(() => {});
     return {
       close: async () => {
+        keep?.close();
         const client = await opened.catch(() => undefined);
+        keep?.close();
         client?.disconnect();
       },
     };
