@@ -38,9 +38,9 @@ export function asOwner(text: string): string {
   return text.replace(CONTROL_CHARACTERS, ' ').slice(0, MAX_OWNER_LENGTH) || '?';
 }
 
-/** A fresh stored value: a new random token, the time now, and the owner. */
-export function stamp(owner: string): string {
-  return `${newToken()}${SEPARATOR}${Date.now().toString(36)}${SEPARATOR}${owner}`;
+/** A fresh stored value: a new random token, the time (`at`, epoch ms: now), and the owner. */
+export function stamp(owner: string, at = Date.now()): string {
+  return `${newToken()}${SEPARATOR}${at.toString(36)}${SEPARATOR}${owner}`;
 }
 
 /** The random token of a stored value (what `lease.token` shows). */

@@ -236,9 +236,12 @@ export class Attempts {
     }
   }
 
-  /** The stored value of a new lease or wait: a fresh token stamped with its owner (base/owner.ts). */
-  stamp(owner: string | undefined): string {
-    return stamp(owner ?? this.#ctx.owner);
+  /**
+   * The stored value of a new lease or wait: a fresh token stamped with its owner and the time
+   * (`at`, epoch ms: now) the caller asked (base/owner.ts).
+   */
+  stamp(owner: string | undefined, at?: number): string {
+    return stamp(owner ?? this.#ctx.owner, at);
   }
 
   runnerFor(spec: Routed): Runner {

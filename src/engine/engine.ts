@@ -1,4 +1,5 @@
 import { monotonic } from '../base/clock.ts';
+import { parseStamp } from '../base/owner.ts';
 import type { ScriptCall } from '../driver/types.ts';
 import {
   ConnectionClosedError,
@@ -156,15 +157,25 @@ export class Engine {
     // A push, or a local wake (a lease of this process ended: its own writes bring no push),
     // that came while the attempt was out may have freed the lock after the attempt read it.
     const quiet = queued === undefined && ctx.dispatcher.pushes === pushes && waiting.wakes === wakes;
-    const waiter = this.#waiter(spec, name, request, options);
+    // Its stored value says when the caller asked: when the fast path's attempt went out.
+    const waiter = this.#waiter(spec, name, request, options, parseStamp(stored).since);
     waiter.lastError = lastError;
     return waiting.wait(waiter, options, { startedAt, verdict: waiter.firstWas(verdict, busy), quiet });
   }
 
-  /** The wait of a caller (a stored value of its own: the fast path's may be owed a give-back). */
-  #waiter<K, R>(spec: Spec<K, R>, name: string, request: R, options: ValidAcquireOptions): Waiter {
+  /**
+   * The wait of a caller (a stored value of its own: the fast path's may be owed a give-back),
+   * stamped with the time the caller asked (`askedAt`, epoch ms: now).
+   */
+  #waiter<K, R>(
+    spec: Spec<K, R>,
+    name: string,
+    request: R,
+    options: ValidAcquireOptions,
+    askedAt?: number,
+  ): Waiter {
     const grants = spec.grants !== undefined && options.timeout !== 0 ? this.#ctx.grants : undefined;
-    return new Waiter(this.#attempts, spec, name, request, options, grants, this.#wake) as Waiter;
+    return new Waiter(this.#attempts, spec, name, request, options, grants, this.#wake, askedAt) as Waiter;
   }
 
   /** One attempt; undefined when busy. Announces the lease as a wait queue would. */

@@ -77,6 +77,7 @@ export class Waiter<K = unknown, R = unknown> implements GrantListener, QueueWai
     options: ValidAcquireOptions,
     grants: Grants | undefined,
     wake: (key: string) => void,
+    askedAt?: number,
   ) {
     this.#attempts = attempts;
     this.#spec = spec;
@@ -87,7 +88,8 @@ export class Waiter<K = unknown, R = unknown> implements GrantListener, QueueWai
     this.oneShot = options.timeout === 0;
     this.#grants = grants;
     this.#joins = !this.oneShot && (spec.registers ?? spec.records) !== undefined;
-    this.#stored = grants !== undefined || this.#joins ? attempts.stamp(options.owner) : '';
+    // Says when the caller asked (inspection's `since`), also when a first attempt went before it.
+    this.#stored = grants !== undefined || this.#joins ? attempts.stamp(options.owner, askedAt) : '';
     const keys = spec.keys(attempts.ctx.prefix, name, request);
     this.#keys = keys;
     this.queue = spec.waiting(keys, request, this.#stored);

@@ -58,6 +58,33 @@ describe(`an acquire's first attempt (${mode})`, () => {
     });
   }
 
+  test('a caller whose first attempt found the lock held: its lease says when it asked, not when that attempt came back', async () => {
+    await using proxy = await FaultProxy.start(redis.server.port);
+    const prefix = uniquePrefix('first');
+    const holder = await connect(redis.server, { prefix, ttl: TTL });
+    const lh = await connect(redis.server, { url: proxy.url, prefix, ttl: TTL });
+    try {
+      const held = await holder.acquire('asked');
+      proxy.setLatency(LATENCY);
+      const asked = Date.now();
+      const call = lh.acquire('asked', { owner: 'waiter' });
+      // Let go once the first attempt's busy reply is back (2 x LATENCY) and the wait began.
+      await new Promise((resolve) => setTimeout(resolve, 3 * LATENCY));
+      await held.release();
+      const lease = await within(call, 10 * LATENCY, 'the waiter');
+      const [h] = (await holder.inspect('asked'))?.holders ?? [];
+      assert.equal(h?.token, lease.token);
+      // Before, the wait stamped its value when the first attempt came back: 2 x LATENCY late.
+      assert.ok(
+        h?.since !== undefined && h.since - asked < LATENCY,
+        `since ${h?.since === undefined ? '?' : h.since - asked} ms after the call`,
+      );
+      await lease.release();
+    } finally {
+      await Promise.all([holder.close(), lh.close()]);
+    }
+  });
+
   test('callers of this process behind a first attempt out wait in line behind it, and all get through', async () => {
     await using proxy = await FaultProxy.start(redis.server.port);
     const lh = await connect(redis.server, { url: proxy.url, prefix: uniquePrefix('first'), ttl: TTL });
