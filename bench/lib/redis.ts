@@ -68,6 +68,18 @@ export interface Rates {
   cpuPercent: number;
 }
 
+/**
+ * The keys that carry the lock's expiry: the contender's own key when it documents one, else
+ * every key whose name contains the lock name and that has a TTL (leasehold's key layout is internal).
+ */
+export async function lockKeys(admin: Redis, contender: Contender, name: string): Promise<string[]> {
+  if (contender.keyOf !== undefined) return [contender.keyOf(name)];
+  const pattern = `*${name.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*`;
+  const keys = (await admin.keys(pattern)).sort();
+  const ttls = await Promise.all(keys.map((key) => admin.pttl(key)));
+  return keys.filter((_, i) => (ttls[i] ?? -1) > 0);
+}
+
 /** One redis-server owned by a scenario, plus an admin connection for counters and key surgery. */
 export class Bench {
   readonly server: RedisServer;
@@ -130,18 +142,6 @@ export class Bench {
       inputBytesPerSecond: d.inputBytes / seconds,
       cpuPercent: (d.cpuMs / d.ms) * 100,
     };
-  }
-
-  /**
-   * The keys that carry the lock's expiry: the contender's own key when it documents one, else
-   * every key whose name contains the lock name and that has a TTL (leasehold's key layout is internal).
-   */
-  async lockKeys(contender: Contender, name: string): Promise<string[]> {
-    if (contender.keyOf !== undefined) return [contender.keyOf(name)];
-    const pattern = `*${name.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*`;
-    const keys = (await this.admin.keys(pattern)).sort();
-    const ttls = await Promise.all(keys.map((key) => this.admin.pttl(key)));
-    return keys.filter((_, i) => (ttls[i] ?? -1) > 0);
   }
 
   /** Absolute expiry (local ms clock) of each key, from PTTL taken in one pipeline; NaN when gone. */

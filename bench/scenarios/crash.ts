@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Contender } from '../contenders/types.ts';
-import { Bench } from '../lib/redis.ts';
+import { Bench, lockKeys } from '../lib/redis.ts';
 import { type Summary, summarize } from '../lib/stats.ts';
 import { Worker } from '../lib/workers.ts';
 import { type Context, guard, lockName, type Measured, ms, order } from './context.ts';
@@ -58,7 +58,7 @@ export async function crash(ctx: Context): Promise<CrashResult> {
             const gap = Math.round(cfg.ttl / 2 / cfg.samples);
             await holder.hold(c.id, names, cfg.ttl, gap, 1);
             const keys = await Promise.all(
-              names.map(async (name) => (await bench.lockKeys(c, name))[0] ?? name),
+              names.map(async (name) => (await lockKeys(bench.admin, c, name))[0] ?? name),
             );
             const waiting = waiter.wait(c.id, names, cfg.ttl, `crash-${round}-${c.id}`);
             await sleep(200 + Math.random() * (cfg.ttl / 4));

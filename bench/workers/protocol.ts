@@ -1,5 +1,6 @@
 import type { Summary } from '../lib/stats.ts';
 import type { StagesRun } from '../scenarios/stages.ts';
+import type { LossRequest } from './loss.ts';
 
 /** Where a worker's contender connects: one redis-server (or PostgreSQL) URL, or a Cluster's nodes. */
 export type Target = { url: string } | { rootNodes: readonly string[] };
@@ -19,7 +20,9 @@ export type Request =
   | Cmd<'wait', On & { names: string[]; tag: string; release: boolean }>
   /** `callers` wait in this process; `first`: it takes the lock first (one caller more). */
   | Cmd<'herd', On & { name: string; callers: number; first: boolean }>
-  | Cmd<'pairs', PairsRequest>;
+  | Cmd<'pairs', PairsRequest>
+  /** One round of the loss scenario (bench/workers/loss.ts), after a full GC. */
+  | Cmd<'loss', LossRequest>;
 
 /**
  * Acquire + release on free locks (uncontended, cluster, budget): `lanes` loops, each on a name

@@ -10,6 +10,7 @@ import { now } from '../lib/stats.ts';
 import { errorText, inPool } from '../scenarios/context.ts';
 import { Probe } from '../scenarios/stages.ts';
 import { herdNotice, runHerd } from './herd.ts';
+import { runLoss } from './loss.ts';
 import { pairs } from './pairs.ts';
 import type {
   CpuSample,
@@ -191,6 +192,9 @@ async function handle(request: Request): Promise<unknown> {
       return lostCount;
     case 'herd':
       return runHerd(client(request.contender), request, me, send);
+    case 'loss':
+      gc(); // what module loading or the last round left is not collected amid this round's samples
+      return runLoss(client(request.contender), request);
     case 'pairs':
       return pairs(client(request.contender), request, me, contender(request.contender).baseline !== true);
   }
