@@ -54,7 +54,7 @@ export class Recovery {
    */
   call<T>(send: () => Promise<T>, race = false): Promise<T> {
     // One then() instead of async/await: every command of every lease passes here, and each
-    // await adds promises to the hot path (docs/benchmarks.md, "Before/after issues 22, 24 and 28").
+    // await adds promises to the hot path (docs/benchmarks-history.md, "Before/after issues 22, 24 and 28").
     if (this.#fence !== undefined && !this.#identifying) {
       const fence = this.#fence;
       return fence.then(() => this.call(send, race));

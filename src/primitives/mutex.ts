@@ -59,8 +59,8 @@ const GRANTS_TAIL = mutexLayout.tail('grants');
  * Built on every acquisition, extension and release of every mutex and multiLock: a class whose
  * keys other than the lock's are made when first asked (an extension needs only the lock; an
  * uncontended acquisition no waiters' key), rather than an object literal with a getter, the
- * largest item of leasehold's own in the uncontended pair's profile (docs/benchmarks.md, "Where
- * the time goes").
+ * largest item of leasehold's own in the uncontended pair's profile (docs/benchmarks-history.md,
+ * "Uncontended: a CPU profile of the current engine").
  */
 class MutexKeySet implements MutexKeys {
   readonly name: string;

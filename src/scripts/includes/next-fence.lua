@@ -5,7 +5,7 @@
 -- max(server time in microseconds, FENCE_MARK's value): above every token the counter ever
 -- handed out, whatever the server's clock did since (includes/fence-mark.lua). Seeding only then,
 -- instead of max(last + 1, TIME) on every call, costs Redis 0.6 instead of 3.2 us per token
--- (docs/benchmarks.md, "acquire script"); the hot path stays one INCR and two comparisons, and
+-- (docs/benchmarks-history.md, "The acquire script's server time"); the hot path stays one INCR and two comparisons, and
 -- one token in FENCE_STEP raises the mark (a GET and a SET).
 -- The seed is written with an absolute expiry derived from its own value, floor(seed / 1000) + 1 +
 -- IDLE_MS (ms), and INCR keeps a key's expiry: the hot path adds no command. The mark, not the
