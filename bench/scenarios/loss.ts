@@ -37,15 +37,19 @@ export async function loss(ctx: Context): Promise<LossResult> {
   try {
     for (const [i, c] of ctx.contenders.entries()) {
       const worker = await Worker.spawn(400 + i, { gc: true });
-      workers.set(c.id, worker);
-      await guard(ctx, 'loss', c.id, () => worker.call({ cmd: 'init', contender: c.id, url: bench.url }));
+      const init = { cmd: 'init', contender: c.id, url: bench.url } as const;
+      // One that cannot connect is reported once, and not asked every round.
+      if ((await guard(ctx, 'loss', c.id, () => worker.call(init))) === undefined) await worker.stop();
+      else workers.set(c.id, worker);
     }
     for (let round = 0; round < cfg.rounds; round++) {
       const runOne = (c: Contender) =>
         guard(ctx, 'loss', c.id, async () => {
+          const worker = workers.get(c.id);
+          if (worker === undefined) return;
           const { ttl, cap, samples } = cfg;
           const request = { cmd: 'loss', contender: c.id, url: bench.url, round, samples, ttl, cap } as const;
-          const result = await workers.get(c.id)!.call<LossRound>(request);
+          const result = await worker.call<LossRound>(request);
           measured.set(c.id, {
             ...result,
             samples: [...(measured.get(c.id)?.samples ?? []), ...result.samples],

@@ -56,12 +56,9 @@ export async function runLoss(holder: ContenderClient, req: LossRequest): Promis
       const name = lockName('loss', req.contender, req.round, kind, i);
       const lease: Held = await holder.acquire(name, { ttl: req.ttl });
       const acquiredAt = performance.now();
-      let lostAt: number | undefined;
-      const lost = new Promise<void>((resolve) => {
-        const mark = () => {
-          lostAt = performance.now();
-          resolve();
-        };
+      // Resolves with the time the signal fired, taken then.
+      const lost = new Promise<number>((resolve) => {
+        const mark = () => resolve(performance.now());
         if (lease.signal.aborted) mark();
         else lease.signal.addEventListener('abort', mark, { once: true });
       });
@@ -74,7 +71,7 @@ export async function runLoss(holder: ContenderClient, req: LossRequest): Promis
       else if (taker.forceAcquire !== undefined) taken = await taker.forceAcquire(name, req.ttl);
       else await admin.set(key, `bench-takeover-${i}`, 'PX', req.ttl);
       // Unref'd: the cap's timer, left behind when the signal wins, holds nothing up.
-      await Promise.race([lost, sleep(req.cap, undefined, { ref: false })]);
+      const lostAt = await Promise.race([lost, sleep(req.cap, undefined, { ref: false })]);
       // A lost lock's release can take the library seconds of retries: not awaited.
       lease.release().catch(() => {});
       taken?.release().catch(() => {});

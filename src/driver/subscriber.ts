@@ -34,6 +34,7 @@ export const nodeRedisSubscribe: Subscribe = (url, channel, handlers) => {
   opened.catch(() => {});
   return {
     close: async () => {
+      // Before the wait (no SUBSCRIBE from a 'ready' meanwhile) and after it (made while opening).
       keep?.close();
       const client = await opened.catch(() => undefined);
       keep?.close();
@@ -68,6 +69,7 @@ export const ioredisSubscribe =
     opened.catch(() => {});
     return {
       close: async () => {
+        // Before the wait and after it, as nodeRedisSubscribe's close().
         keep?.close();
         const client = await opened.catch(() => undefined);
         keep?.close();
