@@ -15,8 +15,13 @@ export class PgStallError extends Error {
   }
 }
 
-/** SQLSTATE classes that say the server or the path to it failed, not the statement. */
-const UNAVAILABLE = /^(08|53|57|58)|^55P03$|^40P01$/;
+/**
+ * SQLSTATE classes that say the server or the path to it failed, not the statement. 25P03 and
+ * 25P04 are the server ending a session that went quiet in a transaction (idle-in-transaction
+ * timeout, sql.ts) or ran past transaction_timeout: the caller stalled or its path did, and the
+ * connection is gone with its transaction rolled back.
+ */
+const UNAVAILABLE = /^(08|53|57|58)|^25P0[34]$|^55P03$|^40P01$/;
 
 /** An error of node-postgres or of the path to the server that leaves the connection unusable. */
 export function isConnectionFailure(error: unknown): boolean {

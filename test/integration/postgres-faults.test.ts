@@ -126,6 +126,41 @@ describe('postgres faults (machine server through a proxy)', { concurrency: 1 },
     await stuck.end().catch(() => {});
   });
 
+  test('a caller that stalls between its round trips past the server-side bound meets an outage, not a refusal', async () => {
+    // Its own event loop blocked (a GC pause, a starved CPU) after the first round trip: the server
+    // ends the session at half the commandTimeout (25P03), and that FATAL is the COMMIT's reply.
+    // The transaction rolled back, so a waiting acquire tries again on a new connection.
+    const { lh } = await proxied({ ttl: 5_000, commandTimeout: 400 });
+    const query = pg.Client.prototype.query;
+    let stalls = 0;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      if (stalls > 0 && typeof args[0] === 'string' && args[0].endsWith('COMMIT')) {
+        stalls--;
+        const until = performance.now() + 300;
+        while (performance.now() < until); // the event loop, not a timer: nothing is read meanwhile
+      }
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    try {
+      stalls = 1;
+      await assert.rejects(lh.tryAcquire('job'), (error: unknown) => {
+        assert.ok(error instanceof RedisUnavailableError, String(error));
+        assert.match(
+          error.message,
+          /PostgreSQL did not answer \(terminating connection due to idle-in-transaction/,
+        );
+        return true;
+      });
+      stalls = 1;
+      const lease = await within(lh.acquire('job', { timeout: 3_000 }), 4_000, 'a waiting acquire');
+      assert.equal(stalls, 0, 'the second stall ran');
+      assert.equal(await lh.tryAcquire('job'), undefined, 'the lease it got is held');
+      await lease.release();
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+  });
+
   test('a direct grant never goes to a waiter whose connection died: the lock is free for the next', async () => {
     const { lh: holder, prefix } = await proxied({ ttl: 10_000 });
     const { lh: doomed, proxy } = await proxied({ ttl: 10_000, prefix });
