@@ -71,7 +71,7 @@ any other run writes bench/results/last.tmp.json only.
   --lines=a,b             server lines for servers: ${LINES.join(', ')}
   --out=file.json         where to write the results
   --docs | --no-docs      write (or not) docs/benchmarks.md, its charts and README's table
-  --report=results.json   only rewrite the docs from saved results
+  --report=results.json   only rewrite the docs from saved results (--no-docs: print the table)
   -h, --help              this text
 
   BENCH_LOW_LATENCY_INTERVAL=<ms>  the low-latency contenders' PING interval (default 2, as
@@ -145,7 +145,7 @@ async function main(): Promise<number> {
     const results = JSON.parse(await readFile(args.report, 'utf8')) as Results;
     // Schema 1 (before issue 42) kept scale in another shape: that section is left out.
     if (results.schema !== 2) delete results.scenarios.scale;
-    await writeDocs(results);
+    if (!args['no-docs']) await writeDocs(results); // --no-docs: the headline only
     console.log(`\n${headline(results)}`);
     return 0;
   }
