@@ -13,6 +13,7 @@ import type { Attempt, Waiter as QueueWaiter, Retry } from './wait-queue.ts';
 const ENDED: Attempt<Lease> = { retryIn: Number.POSITIVE_INFINITY };
 /** What an attempt awaits with nothing owed: the same one turn as a settle, without its promise. */
 const NOTHING_OWED = Promise.resolve();
+const nothing = (): void => {};
 
 /** How Queues settles a waiter: with a lease, or with why not. */
 export type Finish = (lease: Lease | undefined, error: unknown) => void;
@@ -68,6 +69,8 @@ export class Waiter<K = unknown, R = unknown> implements GrantListener, QueueWai
   #delivered = false;
   /** Send time of each attempt that may be the one a grant names, by epoch (made at the first). */
   #sent: Map<number, number> | undefined;
+  /** Settles when the last attempt asked for has (attempt()). */
+  #out: Promise<void> = NOTHING_OWED;
 
   constructor(
     attempts: Attempts,
@@ -146,14 +149,26 @@ export class Waiter<K = unknown, R = unknown> implements GrantListener, QueueWai
     return { retryIn: 0 };
   }
 
-  /** One attempt: the lease, or when to try again. Never sends once the wait has ended. */
-  async attempt(): Promise<Attempt<Lease>> {
+  /**
+   * One attempt: the lease, or when to try again. Never sends once the wait has ended or holds
+   * its lease. One at a time: a release's push of the key and its grant's message come together,
+   * and the claim (onGrant) then waits for the attempt the push sent, which ran after the release,
+   * found the grant and claimed it. Two at once cost the grantee a second acquire call, whose
+   * rewrite of the key made the new lease verify itself with an extension at once.
+   */
+  attempt(): Promise<Attempt<Lease>> {
+    const next = this.#out.then(() => this.#attempt());
+    this.#out = next.then(nothing, nothing);
+    return next;
+  }
+
+  async #attempt(): Promise<Attempt<Lease>> {
     // Always awaited, even with nothing owed: a claim (onGrant) calls this while a reply of the
     // same wait may be on its way to deliver the lease, and this turn lets it land first. Without
     // it a fair lock's claim re-joined the line after its waiter took the lock and ended, blocking
     // the line for a TTL (the simulation's seed 1720, when this was skipped to save the turn).
     await (this.#owed.unsettled ? this.#owed.settle() : NOTHING_OWED);
-    if (this.#ended) return ENDED;
+    if (this.#ended || this.#delivered) return ENDED;
     const spec = this.#spec;
     const attempts = this.#attempts;
     const first = this.#tries++ === 0;
@@ -320,7 +335,7 @@ export class Waiter<K = unknown, R = unknown> implements GrantListener, QueueWai
         if ('acquired' in result) {
           if (this.settled) void result.acquired.release().catch(() => {});
           else this.resolve(result.acquired);
-        } else this.#wake();
+        } else if (!this.#delivered) this.#wake();
       },
       () => this.#wake(),
     );

@@ -4,9 +4,20 @@
 // have taken 10 s.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import net from 'node:net';
 import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { grantProbes, HOLDER_TTL } from '../harness/grants.ts';
-import { aborted, lockKey, mode, testDriver, uniquePrefix, useRedis, within } from '../harness/leasehold.ts';
+import {
+  aborted,
+  lockKey,
+  mode,
+  testDriver,
+  tracking,
+  uniquePrefix,
+  useRedis,
+  within,
+} from '../harness/leasehold.ts';
 import { until } from '../harness/poll.ts';
 import { command } from '../harness/resp.ts';
 
@@ -17,6 +28,18 @@ const { channels, deaf, subscribed } = probes;
 /** Waits until `n` waiters of `name` are registered in Redis. */
 const registered = (prefix: string, name: string, n: number) =>
   probes.registered(`${lockKey(prefix, name)}:waiters`, n);
+
+/** Every command Redis runs from now on, as MONITOR prints them, until `stop()`. */
+async function monitor(port: number): Promise<{ lines: () => string[]; stop: () => void }> {
+  const socket = net.connect(port, '127.0.0.1');
+  let text = '';
+  socket.on('data', (chunk) => {
+    text += chunk.toString();
+  });
+  socket.write('MONITOR\r\n');
+  await until('MONITOR on', async () => text.startsWith('+OK'), { timeout: 2_000, interval: 5 });
+  return { lines: () => text.split('\r\n').slice(1), stop: () => socket.destroy() };
+}
 
 describe(`direct grants (${mode})`, () => {
   test('a release hands the lock to the registered waiter at once, with a higher fencing token', async () => {
@@ -34,6 +57,39 @@ describe(`direct grants (${mode})`, () => {
     assert.equal(await command(redis.server.port, ['ZCARD', `${lockKey(prefix, 'job')}:waiters`]), 0);
     await lease.release();
     assert.equal(await command(redis.server.port, ['EXISTS', lockKey(prefix, 'job')]), 0, 'released');
+  });
+
+  test('a waiter that must claim its grant sends one acquire for it, not one per wake-up', async (t) => {
+    if (!tracking) return t.skip('the wake-up that raced the claim is a push: polling mode has none');
+    const prefix = uniquePrefix('grant');
+    const a = await redis.instance(prefix, HOLDER_TTL);
+    const b = await redis.instance(prefix, HOLDER_TTL);
+    await subscribed(a, b, prefix);
+    const held = await a.acquire('job');
+    const watch = await monitor(redis.server.port);
+    try {
+      const waiting = b.acquire('job', { timeout: 30_000 });
+      await registered(prefix, 'job', 1);
+      // Past half the claim window (500 ms) since it registered: the grant is claimed by an attempt.
+      await sleep(400);
+      const acquire = /"EVALSHA" "([0-9a-f]{40})"/.exec(
+        watch.lines().find((l) => l.includes('EVALSHA')) ?? '',
+      )?.[1];
+      assert.ok(acquire !== undefined, "the waiter's first attempt was seen");
+      const before = watch.lines().length;
+      await held.release();
+      const lease = await within(waiting, 1_000, 'the granted lease');
+      await sleep(100); // what else the waiter sent for it, had it sent more
+      const after = watch.lines().slice(before);
+      const attempts = after.filter((l) => l.includes(`"EVALSHA" "${acquire}"`));
+      // The grant's message and the release's push of the key arrive together: the one attempt
+      // out (whichever woke it) finds the grant and claims it; the other waits for it.
+      assert.equal(attempts.length, 1, `acquire calls after the release:\n${attempts.join('\n')}`);
+      assert.ok(lease.fencingToken > held.fencingToken);
+      await lease.release();
+    } finally {
+      watch.stop();
+    }
   });
 
   test('a granted holder hears of a DEL at once (tracking re-armed after the grant)', async (t) => {
