@@ -111,6 +111,7 @@ export const steps: Step[] = [
   c('DEL', 'm'),
   s('extend', ['m'], 'o4', TTL),
   s('quorum-restore', mutex, 'o4', TTL, '6000000000000000'),
+  s('quorum-restore', mutex, 'o4', TTL, '6000000000000000'),
   s('quorum-restore', mutex, 'o5', TTL, '7000000000000000'),
   c('GET', 'm:fence'),
   s('fence-raise', mutex, 'o4', '5'),
