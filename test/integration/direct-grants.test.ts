@@ -59,6 +59,29 @@ describe(`direct grants (${mode})`, () => {
     assert.equal(await command(redis.server.port, ['EXISTS', lockKey(prefix, 'job')]), 0, 'released');
   });
 
+  test('a contended acquire sends two acquire calls (the first registers nothing), and none while it waits', async (t) => {
+    if (!tracking) return t.skip('a polling waiter attempts on its timer: nothing to count');
+    const prefix = uniquePrefix('grant');
+    const a = await redis.instance(prefix, HOLDER_TTL);
+    const b = await redis.instance(prefix, HOLDER_TTL);
+    await subscribed(a, b, prefix);
+    const held = await a.acquire('job');
+    const watch = await monitor(redis.server.port);
+    try {
+      const waiting = b.acquire('job', { timeout: 30_000 });
+      await registered(prefix, 'job', 1);
+      await sleep(300); // long enough for anything it would send while the holder keeps the lock
+      const calls = watch.lines().filter((l) => l.includes('"EVALSHA"') && l.includes('{job}'));
+      // The fast path's attempt, found busy, hands its verdict to the wait (Engine.acquire), whose
+      // next attempt registers: a wait costs no attempt beyond those two.
+      assert.equal(calls.length, 2, `acquire calls while the lock was held:\n${calls.join('\n')}`);
+      await held.release();
+      await (await within(waiting, 1_000, 'the granted lease')).release();
+    } finally {
+      watch.stop();
+    }
+  });
+
   test('a waiter that must claim its grant sends one acquire for it, not one per wake-up', async (t) => {
     if (!tracking) return t.skip('the wake-up that raced the claim is a push: polling mode has none');
     const prefix = uniquePrefix('grant');
