@@ -129,14 +129,18 @@ describe('postgres faults (machine server through a proxy)', { concurrency: 1 },
   test('a caller that stalls between its round trips past the server-side bound meets an outage, not a refusal', async () => {
     // Its own event loop blocked (a GC pause, a starved CPU) after the first round trip: the server
     // ends the session at half the commandTimeout (25P03), and that FATAL is the COMMIT's reply.
-    // The transaction rolled back, so a waiting acquire tries again on a new connection.
-    const { lh } = await proxied({ ttl: 5_000, commandTimeout: 400 });
+    // The transaction rolled back, so a waiting acquire tries again on a new connection. The
+    // stall (1.3 s) is past the server's bound (1 s) and leaves the call 0.7 s of its 2 s for the
+    // first round trip, a new connection's set-up included, on a slow host.
+    const { lh } = await proxied({ ttl: 5_000, commandTimeout: 2_000 });
     const query = pg.Client.prototype.query;
     let stalls = 0;
     pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      if (stalls > 0 && typeof args[0] === 'string' && args[0].endsWith('COMMIT')) {
+      // The COMMIT of a write to this test's lock (no other call of the instance's).
+      const text = args[0];
+      if (stalls > 0 && typeof text === 'string' && text.endsWith('COMMIT') && text.includes(':{job}')) {
         stalls--;
-        const until = performance.now() + 300;
+        const until = performance.now() + 1_300;
         while (performance.now() < until); // the event loop, not a timer: nothing is read meanwhile
       }
       return (query as (...a: unknown[]) => unknown).apply(this, args);
@@ -152,7 +156,7 @@ describe('postgres faults (machine server through a proxy)', { concurrency: 1 },
         return true;
       });
       stalls = 1;
-      const lease = await within(lh.acquire('job', { timeout: 3_000 }), 4_000, 'a waiting acquire');
+      const lease = await within(lh.acquire('job', { timeout: 10_000 }), 12_000, 'a waiting acquire');
       assert.equal(stalls, 0, 'the second stall ran');
       assert.equal(await lh.tryAcquire('job'), undefined, 'the lease it got is held');
       await lease.release();
