@@ -153,8 +153,8 @@ export class Waiter<K = unknown, R = unknown> implements GrantListener, QueueWai
    * One attempt: the lease, or when to try again. Never sends once the wait has ended or holds
    * its lease. One at a time: a release's push of the key and its grant's message come together,
    * and the claim (onGrant) then waits for the attempt the push sent, which ran after the release,
-   * found the grant and claimed it. Two at once cost the grantee a second acquire call, whose
-   * rewrite of the key made the new lease verify itself with an extension at once.
+   * found the grant and claimed it. Two at once cost the grantee a second acquire call that
+   * changed nothing (direct-grants.test.ts counts them).
    */
   attempt(): Promise<Attempt<Lease>> {
     const next = this.#out.then(() => this.#attempt());

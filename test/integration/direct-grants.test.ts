@@ -41,6 +41,22 @@ async function monitor(port: number): Promise<{ lines: () => string[]; stop: () 
   return { lines: () => text.split('\r\n').slice(1), stop: () => socket.destroy() };
 }
 
+/**
+ * A lock `job` held by one instance and waited for by another whose grant subscription is up,
+ * with MONITOR started before the wait: what the waiter sends is all in `watch`.
+ */
+async function monitoredWait() {
+  const prefix = uniquePrefix('grant');
+  const a = await redis.instance(prefix, HOLDER_TTL);
+  const b = await redis.instance(prefix, HOLDER_TTL);
+  await subscribed(a, b, prefix);
+  const held = await a.acquire('job');
+  const watch = await monitor(redis.server.port);
+  const waiting = b.acquire('job', { timeout: 30_000 });
+  await registered(prefix, 'job', 1);
+  return { held, waiting, watch };
+}
+
 describe(`direct grants (${mode})`, () => {
   test('a release hands the lock to the registered waiter at once, with a higher fencing token', async () => {
     const prefix = uniquePrefix('grant');
@@ -61,15 +77,8 @@ describe(`direct grants (${mode})`, () => {
 
   test('a contended acquire sends two acquire calls (the first registers nothing), and none while it waits', async (t) => {
     if (!tracking) return t.skip('a polling waiter attempts on its timer: nothing to count');
-    const prefix = uniquePrefix('grant');
-    const a = await redis.instance(prefix, HOLDER_TTL);
-    const b = await redis.instance(prefix, HOLDER_TTL);
-    await subscribed(a, b, prefix);
-    const held = await a.acquire('job');
-    const watch = await monitor(redis.server.port);
+    const { held, waiting, watch } = await monitoredWait();
     try {
-      const waiting = b.acquire('job', { timeout: 30_000 });
-      await registered(prefix, 'job', 1);
       await sleep(300); // long enough for anything it would send while the holder keeps the lock
       const calls = watch.lines().filter((l) => l.includes('"EVALSHA"') && l.includes('{job}'));
       // The fast path's attempt, found busy, hands its verdict to the wait (Engine.acquire), whose
@@ -84,15 +93,8 @@ describe(`direct grants (${mode})`, () => {
 
   test('a waiter that must claim its grant sends one acquire for it, not one per wake-up', async (t) => {
     if (!tracking) return t.skip('the wake-up that raced the claim is a push: polling mode has none');
-    const prefix = uniquePrefix('grant');
-    const a = await redis.instance(prefix, HOLDER_TTL);
-    const b = await redis.instance(prefix, HOLDER_TTL);
-    await subscribed(a, b, prefix);
-    const held = await a.acquire('job');
-    const watch = await monitor(redis.server.port);
+    const { held, waiting, watch } = await monitoredWait();
     try {
-      const waiting = b.acquire('job', { timeout: 30_000 });
-      await registered(prefix, 'job', 1);
       // Past half the claim window (500 ms) since it registered: the grant is claimed by an attempt.
       await sleep(400);
       const acquire = /"EVALSHA" "([0-9a-f]{40})"/.exec(
