@@ -84,7 +84,13 @@ describe(`quorum mode over 3 masters (${mode})`, () => {
     const next = await within(waiting, tracking ? 500 : 1_000, 'waiter acquires after the release');
     assert.ok(next.fencingToken > lease.fencingToken);
     await next.release();
-    assert.deepEqual(await holders(prefix, 'basic', next.stored), []);
+    // release() settles once a majority confirmed; the third node's delete may still be on its
+    // way (a CI rehearsal read it there once, GLIDE): every node is empty soon after, not at once.
+    await until(
+      'every node without the key',
+      async () => ((await holders(prefix, 'basic', next.stored)).length === 0 ? true : undefined),
+      { timeout: 2_000 },
+    );
   });
 
   test('with one node killed, acquire, extend and release still work', async () => {
